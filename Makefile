@@ -1,0 +1,35 @@
+# The two commands: `make demo` runs the main job, `make test` runs the tests.
+# Both create .venv when it is missing; torch==2.13.0 goes in first (the CPU
+# build on this machine's disk), then the project with its extras. A stamp
+# file makes them quick when nothing changed.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.saclstm-installed
+
+.PHONY: demo test lint bench clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -e '.[test]'
+	@touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/saclstm demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy protocol
+
+test: lint
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests
+
+bench: $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[test,bench]'
+	@for b in tests/bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) runs

@@ -1,0 +1,352 @@
+"""Encode messages to one msgpack frame, and decode frames with full validation.
+
+`decode` is the trust boundary: everything that reaches the learner from the
+network passes through it, so it never raises anything but ProtocolError,
+never allocates more than the frame's own size, and never runs code (no
+pickle, no msgpack ext hooks).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import msgpack
+import numpy as np
+
+from protocol.arrays import pack_array, require_finite, unpack_array
+from protocol.errors import ProtocolError
+from protocol.messages import KINDS, PROTOCOL_VERSION, Experience, Hello, Message
+
+MAX_U64 = 2**64 - 1
+_F32 = np.dtype("<f4")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a receiver accepts. Dims of None accept any; the learner sets them from its config."""
+
+    max_message_bytes: int = 64 * 1024 * 1024
+    """Largest frame; also set as ZMQ_MAXMSGSIZE on receiving sockets."""
+    max_steps: int = 4096
+    """Most steps in one experience batch."""
+    max_dim: int = 65536
+    """Largest observation, action or recurrent-state width."""
+    max_str: int = 256
+    """Longest string field (ids, names, versions)."""
+    obs_dim: int | None = None
+    act_dim: int | None = None
+
+
+DEFAULT_LIMITS = Limits()
+
+_Check = Callable[[str, Any, Limits], Any]
+
+
+def _uint(name: str, value: Any, limits: Limits) -> int:
+    if type(value) is not int:
+        raise ProtocolError("bad_type", f"{name}: expected an integer")
+    if not 0 <= value <= MAX_U64:
+        raise ProtocolError("bad_value", f"{name}: {value} is negative")
+    return value
+
+
+def _int(name: str, value: Any, limits: Limits) -> int:
+    if type(value) is not int:
+        raise ProtocolError("bad_type", f"{name}: expected an integer")
+    return value
+
+
+def _dim(name: str, value: Any, limits: Limits) -> int:
+    value = _uint(name, value, limits)
+    if not 1 <= value <= limits.max_dim:
+        raise ProtocolError("bad_value" if value < 1 else "too_large", f"{name}: {value} outside 1..{limits.max_dim}")
+    return value
+
+
+def _float(name: str, value: Any, limits: Limits) -> float:
+    if type(value) not in (float, int):
+        raise ProtocolError("bad_type", f"{name}: expected a number")
+    if not math.isfinite(value):
+        raise ProtocolError("non_finite", f"{name}: {value}")
+    return float(value)
+
+
+def _str(name: str, value: Any, limits: Limits) -> str:
+    if type(value) is not str:
+        raise ProtocolError("bad_type", f"{name}: expected a string")
+    if len(value) > limits.max_str:
+        raise ProtocolError("too_large", f"{name}: longer than {limits.max_str}")
+    return value
+
+
+def _id(name: str, value: Any, limits: Limits) -> str:
+    value = _str(name, value, limits)
+    if not value:
+        raise ProtocolError("bad_value", f"{name}: empty")
+    return value
+
+
+def _bool(name: str, value: Any, limits: Limits) -> bool:
+    if type(value) is not bool:
+        raise ProtocolError("bad_type", f"{name}: expected a boolean")
+    return value
+
+
+def _opponent(name: str, value: Any, limits: Limits) -> str:
+    """A name, or a numeric id when the name is not known yet (the seed's rule)."""
+    if type(value) is int:
+        return str(value)
+    return _str(name, value, limits)
+
+
+def _arch(name: str, value: Any, limits: Limits) -> dict[str, Any]:
+    if not isinstance(value, dict) or len(value) > 64:
+        raise ProtocolError("bad_type", f"{name}: expected a map of at most 64 entries")
+    for key, item in value.items():
+        if type(key) is not str or not isinstance(item, (int, float, str, bool, list)):
+            raise ProtocolError("bad_type", f"{name}.{key}: expected plain values")
+    return value
+
+
+def _array(dtype: str, *shape: str, finite: bool = False) -> _Check:
+    """A wire array of `dtype` whose dims (named for the docs) are checked per message.
+
+    Arrays marked finite are checked together after the whole map is read
+    (see `require_finite`); the check is tagged on the function.
+    """
+    dims = (None,) * len(shape)
+
+    def check(name: str, value: Any, limits: Limits) -> np.ndarray:
+        return unpack_array(name, value, dtype, dims, limits.max_message_bytes)
+
+    check.finite = finite  # type: ignore[attr-defined]
+    return check
+
+
+_OBS = _array("f32", "n", "obs", finite=True)
+_ACT = _array("f32", "n", "act", finite=True)
+_VEC_OBS = _array("f32", "obs")
+_VEC_ACT = _array("f32", "act", finite=True)
+
+# kind -> [(wire key, attribute, check, required)]; order is the encode order.
+_SCHEMA: dict[str, list[tuple[str, str, _Check, bool]]] = {
+    "hello": [
+        ("bot", "bot", _id, True), ("obs_dim", "obs_dim", _dim, True), ("act_dim", "act_dim", _dim, True),
+        ("obs_low", "obs_low", _VEC_OBS, True), ("obs_high", "obs_high", _VEC_OBS, True),
+        ("act_low", "act_low", _VEC_ACT, True), ("act_high", "act_high", _VEC_ACT, True),
+        ("software", "software", _str, False), ("eval", "eval", _bool, False),
+    ],
+    "experience": [
+        ("bot", "bot", _id, True), ("episode", "episode", _uint, True), ("t0", "t0", _uint, True),
+        ("version", "version", _uint, True),
+        ("obs", "obs", _OBS, True), ("action", "action", _ACT, True),
+        ("reward", "reward", _array("f32", "n", finite=True), True), ("next_obs", "next_obs", _OBS, True),
+        ("terminated", "terminated", _array("bool", "n"), True), ("truncated", "truncated", _array("bool", "n"), True),
+        ("prev_action", "prev_action", _VEC_ACT, False),
+        ("h0", "h0", _array("f32", "any", finite=True), False), ("c0", "c0", _array("f32", "any", finite=True), False),
+    ],
+    "episode_start": [("bot", "bot", _id, True), ("episode", "episode", _uint, True), ("opponent", "opponent", _opponent, False)],
+    "episode_end": [
+        ("bot", "bot", _id, True), ("episode", "episode", _uint, True), ("return", "ret", _float, True),
+        ("length", "length", _uint, True), ("eval", "eval", _bool, False),
+    ],
+    "heartbeat": [
+        ("round", "round", _uint, True), ("episodes", "episodes", _uint, True),
+        ("sent", "sent", _uint, True), ("dropped", "dropped", _uint, True),
+    ],
+    "bye": [("sent", "sent", _uint, True), ("dropped", "dropped", _uint, True)],
+    "weights": [
+        ("version", "version", _uint, True), ("rev", "rev", _str, True), ("arch", "arch", _arch, True),
+        ("params", "params", _array("f32", "p", finite=True), True), ("grad_steps", "grad_steps", _uint, False),
+    ],
+    "progress": [
+        ("received", "received", _uint, True), ("grad_steps", "grad_steps", _uint, True), ("utd", "utd", _float, True),
+        ("learning_starts", "learning_starts", _uint, True), ("version", "version", _uint, True),
+        ("session", "session", _uint, True),
+    ],
+}
+
+
+def encode(msg: Message) -> bytes:
+    """One msgpack frame for `msg`; arrays as raw little-endian bytes."""
+    out: dict[str, Any] = {"v": PROTOCOL_VERSION, "kind": msg.kind, "sender": msg.sender, "seq": msg.seq}
+    if type(msg) is Experience and msg.prev_action is None and msg.h0 is None:
+        return _encode_experience(msg, out)
+    for key, attr, _check, _required in _SCHEMA[msg.kind]:
+        value = getattr(msg, attr)
+        if value is None:
+            continue
+        out[key] = pack_array(value) if isinstance(value, np.ndarray) else value
+    return msgpack.packb(out, use_bin_type=True)
+
+
+def _encode_experience(msg: Experience, out: dict[str, Any]) -> bytes:
+    """The hot path of `encode`: same bytes as the schema loop, fewer Python steps."""
+    n = msg.reward.shape[0]
+    out.update(bot=msg.bot, episode=msg.episode, t0=msg.t0, version=msg.version)
+    for key, arr, dtype in ((
+        ("obs", msg.obs, "f32"), ("action", msg.action, "f32"), ("reward", msg.reward, "f32"),
+        ("next_obs", msg.next_obs, "f32"), ("terminated", msg.terminated, "bool"), ("truncated", msg.truncated, "bool"),
+    )):
+        if arr.dtype != (_F32 if dtype == "f32" else np.bool_):
+            out[key] = pack_array(arr)
+        else:
+            out[key] = {"dtype": dtype, "shape": [n, arr.shape[1]] if arr.ndim == 2 else [n], "data": arr.tobytes()}
+    return msgpack.packb(out, use_bin_type=True)
+
+
+def decode(frame: bytes, limits: Limits = DEFAULT_LIMITS) -> Message:
+    """Validate and decode one frame; raises ProtocolError and nothing else."""
+    if len(frame) > limits.max_message_bytes:
+        raise ProtocolError("too_large", f"frame of {len(frame)} bytes over {limits.max_message_bytes}")
+    try:
+        obj = msgpack.unpackb(frame, raw=False, strict_map_key=True, use_list=True, timestamp=0)
+    except Exception as exc:  # msgpack raises several unrelated types for bad input
+        raise ProtocolError("undecodable", type(exc).__name__) from None
+    if not isinstance(obj, dict):
+        raise ProtocolError("undecodable", "top level is not a map")
+    try:
+        return _from_map(obj, limits)
+    except ProtocolError:
+        raise
+    except Exception as exc:  # a validator bug must still not crash the learner
+        raise ProtocolError("bad_value", f"{type(exc).__name__}: {exc}") from None
+
+
+def _from_map(obj: dict[str, Any], limits: Limits) -> Message:
+    kind, values = _header(obj, limits)
+    if kind == "experience":
+        fast = _fast_experience(obj, values, limits)
+        if fast is not None:
+            return fast
+    finite: list[bytes] = []
+    for key, attr, check, required in _SCHEMA[kind]:
+        if key in obj:
+            values[attr] = check(key, obj[key], limits)
+            if getattr(check, "finite", False):
+                finite.append(obj[key]["data"])
+        elif required:
+            raise ProtocolError("missing_field", f"{kind}.{key}")
+    if finite:
+        require_finite(kind, finite)
+    msg = KINDS[kind](**values)
+    if kind == "experience":
+        _check_experience(msg, limits)
+    elif kind == "hello":
+        _check_hello(msg, limits)
+    return msg
+
+
+def _header(obj: dict[str, Any], limits: Limits) -> tuple[str, dict[str, Any]]:
+    """Version, kind, sender and seq: checked before anything kind-specific."""
+    if "v" not in obj:
+        raise ProtocolError("missing_field", "v")
+    if obj["v"] != PROTOCOL_VERSION or type(obj["v"]) is not int:
+        raise ProtocolError("bad_version", f"version {obj['v']!r}, this side speaks {PROTOCOL_VERSION}")
+    kind = obj.get("kind")
+    if kind is None:
+        raise ProtocolError("missing_field", "kind")
+    if type(kind) is not str or kind not in _SCHEMA:
+        raise ProtocolError("unknown_kind", repr(kind)[:64])
+    values: dict[str, Any] = {}
+    check: _Check
+    for key, check in (("sender", _id), ("seq", _uint)):
+        if key not in obj:
+            raise ProtocolError("missing_field", key)
+        values[key] = check(key, obj[key], limits)
+    return kind, values
+
+
+def _fast_experience(obj: dict[str, Any], values: dict[str, Any], limits: Limits) -> Experience | None:
+    """The hot path for well-formed experience batches, or None to take the checked path.
+
+    It accepts exactly what the schema path accepts for the six step arrays but
+    checks them in bulk; anything unusual returns None, and the schema path then
+    finds and names the fault. Tests compare the two on fuzzed input.
+    """
+    if "prev_action" in obj or "h0" in obj or "c0" in obj:
+        return None
+    try:
+        o, a, r, no, te, tr = obj["obs"], obj["action"], obj["reward"], obj["next_obs"], obj["terminated"], obj["truncated"]
+        if not (o["dtype"] == no["dtype"] == a["dtype"] == r["dtype"] == "f32" and te["dtype"] == tr["dtype"] == "bool"):
+            return None
+        (n, d), (n2, d2), (n3, k), (n4,), (n5,), (n6,) = o["shape"], no["shape"], a["shape"], r["shape"], te["shape"], tr["shape"]
+        if not (type(n) is int and type(d) is int and type(k) is int and 1 <= n <= limits.max_steps
+                and n == n2 == n3 == n4 == n5 == n6 and d == d2 and 1 <= d <= limits.max_dim and 1 <= k <= limits.max_dim):
+            return None
+        od, ad, rd, nd, ted, trd = o["data"], a["data"], r["data"], no["data"], te["data"], tr["data"]
+        if not (type(od) is type(ad) is type(rd) is type(nd) is type(ted) is type(trd) is bytes):
+            return None
+        if (len(od) != 4 * n * d or len(nd) != 4 * n * d or len(ad) != 4 * n * k or len(rd) != 4 * n or len(ted) != n or len(trd) != n
+                or ted[:-1].strip(b"\x00") or trd[:-1].strip(b"\x00")
+                or ted.translate(None, b"\x00\x01") or trd.translate(None, b"\x00\x01")):
+            return None
+    except (KeyError, TypeError, ValueError):
+        return None
+    flat = require_finite("experience", [od, nd, ad, rd])
+    nobs, nact = n * d, n * k
+    arrays = (flat[:nobs].reshape(n, d), flat[2 * nobs:2 * nobs + nact].reshape(n, k), flat[2 * nobs + nact:],
+              flat[nobs:2 * nobs].reshape(n, d), np.frombuffer(ted, np.bool_), np.frombuffer(trd, np.bool_))
+    _check_dims(d, k, limits)
+    for key in ("bot", "episode", "t0", "version"):
+        if key not in obj:
+            raise ProtocolError("missing_field", f"experience.{key}")
+    return Experience(
+        values["sender"], values["seq"], _id("bot", obj["bot"], limits), _uint("episode", obj["episode"], limits),
+        _uint("t0", obj["t0"], limits), _uint("version", obj["version"], limits), *arrays,
+    )
+
+
+def _check_hello(msg: Hello, limits: Limits) -> None:
+    for name in ("obs_low", "obs_high"):
+        arr = getattr(msg, name)
+        if arr.shape != (msg.obs_dim,):
+            raise ProtocolError("bad_shape", f"{name}: shape {arr.shape}, obs_dim {msg.obs_dim}")
+        if np.isnan(arr).any():
+            raise ProtocolError("non_finite", f"{name}: NaN (infinite bounds are allowed)")
+    for name in ("act_low", "act_high"):
+        if getattr(msg, name).shape != (msg.act_dim,):
+            raise ProtocolError("bad_shape", f"{name}: shape {getattr(msg, name).shape}, act_dim {msg.act_dim}")
+    if not (msg.act_low < msg.act_high).all():
+        raise ProtocolError("bad_value", "act_low must be below act_high")
+    _check_dims(msg.obs_dim, msg.act_dim, limits)
+
+
+def _check_experience(msg: Experience, limits: Limits) -> None:
+    n, obs_dim = msg.obs.shape
+    act_dim = msg.action.shape[1]
+    if not 1 <= n <= limits.max_steps:
+        raise ProtocolError("too_large" if n else "bad_shape", f"{n} steps, limit 1..{limits.max_steps}")
+    if obs_dim > limits.max_dim or act_dim > limits.max_dim:
+        raise ProtocolError("too_large", "observation or action wider than max_dim")
+    for name in ("action", "reward", "next_obs", "terminated", "truncated"):
+        if getattr(msg, name).shape[0] != n:
+            raise ProtocolError("bad_shape", f"{name}: {getattr(msg, name).shape[0]} steps, obs has {n}")
+    if msg.next_obs.shape[1] != obs_dim:
+        raise ProtocolError("bad_shape", f"next_obs width {msg.next_obs.shape[1]} != obs width {obs_dim}")
+    if msg.prev_action is not None and msg.prev_action.shape != (act_dim,):
+        raise ProtocolError("bad_shape", f"prev_action: shape {msg.prev_action.shape}, act_dim {act_dim}")
+    if (msg.h0 is None) != (msg.c0 is None) or (msg.h0 is not None and msg.h0.shape != msg.c0.shape):  # type: ignore[union-attr]
+        raise ProtocolError("bad_shape", "h0 and c0 come together, with the same shape")
+    done = msg.terminated[:-1] | msg.truncated[:-1]
+    if done.any():
+        raise ProtocolError("bad_value", "only the last step of a batch may end the episode")
+    _check_dims(obs_dim, act_dim, limits)
+
+
+def _check_dims(obs_dim: int, act_dim: int, limits: Limits) -> None:
+    if limits.obs_dim is not None and obs_dim != limits.obs_dim:
+        raise ProtocolError("dims_mismatch", f"obs_dim {obs_dim}, this run uses {limits.obs_dim}")
+    if limits.act_dim is not None and act_dim != limits.act_dim:
+        raise ProtocolError("dims_mismatch", f"act_dim {act_dim}, this run uses {limits.act_dim}")
+
+
+def message_fields(kind: str) -> list[str]:
+    """Wire keys of `kind`, for docs and tests."""
+    return ["v", "kind", "sender", "seq"] + [key for key, *_ in _SCHEMA[kind]]
+
+
+__all__ = ["Limits", "DEFAULT_LIMITS", "encode", "decode", "message_fields"]

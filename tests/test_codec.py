@@ -1,0 +1,193 @@
+"""Codec: every kind round-trips, every invalid class is rejected with its reason."""
+
+from __future__ import annotations
+
+import msgpack
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from protocol import (
+    REASONS,
+    Bye,
+    EpisodeEnd,
+    EpisodeStart,
+    Experience,
+    Heartbeat,
+    Hello,
+    Limits,
+    Progress,
+    ProtocolError,
+    Weights,
+    decode,
+    encode,
+)
+
+ids = st.text(st.characters(min_codepoint=33, max_codepoint=0x2FFF), min_size=1, max_size=40)
+uints = st.integers(0, 2**64 - 1)
+small = st.integers(0, 2**31)
+finite = st.floats(-1e6, 1e6, allow_nan=False, width=32)
+
+
+def f32(rows: int, cols: int | None = None) -> st.SearchStrategy[np.ndarray]:
+    shape = (rows,) if cols is None else (rows, cols)
+    return st.lists(finite, min_size=int(np.prod(shape)), max_size=int(np.prod(shape))).map(
+        lambda xs: np.array(xs, np.float32).reshape(shape))
+
+
+@st.composite
+def experiences(draw: st.DrawFn) -> Experience:
+    n, d, a = draw(st.integers(1, 8)), draw(st.integers(1, 6)), draw(st.integers(1, 3))
+    done = draw(st.sampled_from(["none", "terminated", "truncated"]))
+    term, trunc = np.zeros(n, bool), np.zeros(n, bool)
+    if done == "terminated":
+        term[-1] = True
+    elif done == "truncated":
+        trunc[-1] = True
+    state = draw(st.booleans())
+    return Experience(
+        draw(ids), draw(uints), draw(ids), draw(small), draw(small), draw(small),
+        draw(f32(n, d)), draw(f32(n, a)), draw(f32(n)), draw(f32(n, d)), term, trunc,
+        prev_action=draw(f32(a)) if state else None, h0=draw(f32(4)) if state else None,
+        c0=draw(f32(4)) if state else None,
+    )
+
+
+@st.composite
+def hellos(draw: st.DrawFn) -> Hello:
+    d, a = draw(st.integers(1, 6)), draw(st.integers(1, 3))
+    low = draw(f32(a))
+    return Hello(draw(ids), draw(uints), draw(ids), d, a, np.full(d, -np.inf, np.float32), draw(f32(d)),
+                 low, low + 1.0, draw(st.text(max_size=20)), draw(st.booleans()))
+
+
+others = st.one_of(
+    st.builds(EpisodeStart, ids, uints, ids, small, st.one_of(st.text(max_size=30), st.just(""))),
+    st.builds(EpisodeEnd, ids, uints, ids, small, finite.map(float), small, st.booleans()),
+    st.builds(Heartbeat, ids, uints, small, small, uints, uints),
+    st.builds(Bye, ids, uints, uints, uints),
+    st.builds(Weights, ids, uints, small, st.text(max_size=16), st.just({"hidden": 4, "fc": 8, "prev_action": True}),
+              f32(5), small),
+    st.builds(Progress, ids, uints, uints, uints, finite.map(float), small, small, uints),
+)
+
+
+def assert_same(a: object, b: object) -> None:
+    assert type(a) is type(b)
+    for name in a.__slots__:  # type: ignore[attr-defined]
+        x, y = getattr(a, name), getattr(b, name)
+        if isinstance(x, np.ndarray):
+            assert x.dtype == y.dtype and np.array_equal(x, y), name
+        else:
+            assert x == y, name
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(experiences(), hellos(), others))
+def test_every_kind_round_trips(msg: object) -> None:
+    assert_same(decode(encode(msg)), msg)  # type: ignore[arg-type]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=300))
+def test_random_bytes_raise_only_protocol_error(frame: bytes) -> None:
+    with pytest.raises(ProtocolError) as info:
+        decode(frame)
+    assert info.value.reason in REASONS
+
+
+@settings(max_examples=300, deadline=None)
+@given(experiences(), st.data())
+def test_mutated_valid_frames_raise_only_protocol_error(msg: Experience, data: st.DataObject) -> None:
+    """Bit flips and cuts of valid frames: decoded or rejected, never another exception."""
+    frame = bytearray(encode(msg))
+    for _ in range(data.draw(st.integers(1, 4))):
+        i = data.draw(st.integers(0, len(frame) - 1))
+        frame[i] ^= 1 << data.draw(st.integers(0, 7))
+    cut = data.draw(st.integers(1, len(frame)))
+    try:
+        decode(bytes(frame[:cut]))
+    except ProtocolError as exc:
+        assert exc.reason in REASONS
+
+
+@settings(max_examples=200, deadline=None)
+@given(experiences(), st.sampled_from(["obs", "action", "reward", "next_obs", "terminated"]), st.data())
+def test_fast_path_agrees_with_schema_path(msg: Experience, field: str, data: st.DataObject) -> None:
+    """Any shape or dtype change to one step array is rejected whichever path decodes it."""
+    obj = msgpack.unpackb(encode(msg))
+    arr = obj[field]
+    change = data.draw(st.sampled_from(["shape", "dtype", "data"]))
+    if change == "shape":
+        arr["shape"] = [s + data.draw(st.integers(1, 3)) for s in arr["shape"]]
+    elif change == "dtype":
+        arr["dtype"] = data.draw(st.sampled_from(["f64", "i32", "u8", "bool", "f32"] if field != "terminated" else ["f32", "u8"]))
+    else:
+        arr["data"] = arr["data"][:-1]
+    frame = msgpack.packb(obj, use_bin_type=True)
+    if change == "dtype" and arr["dtype"] == ("bool" if field == "terminated" else "f32"):
+        decode(frame)
+        return
+    with pytest.raises(ProtocolError) as info:
+        decode(frame)
+    assert info.value.reason in {"bad_shape", "bad_dtype"}
+
+
+def _base() -> Experience:
+    n = 3
+    return Experience("a", 0, "b", 0, 0, 1, np.zeros((n, 4), np.float32), np.zeros((n, 2), np.float32),
+                      np.zeros(n, np.float32), np.zeros((n, 4), np.float32), np.zeros(n, bool), np.zeros(n, bool))
+
+
+def test_dims_mismatch_against_configured_dims() -> None:
+    frame = encode(_base())
+    decode(frame, Limits(obs_dim=4, act_dim=2))
+    with pytest.raises(ProtocolError, match="dims_mismatch"):
+        decode(frame, Limits(obs_dim=35, act_dim=2))
+    with pytest.raises(ProtocolError, match="dims_mismatch"):
+        decode(frame, Limits(obs_dim=4, act_dim=4))
+
+
+def test_size_limits() -> None:
+    frame = encode(_base())
+    with pytest.raises(ProtocolError, match="too_large"):
+        decode(frame, Limits(max_message_bytes=len(frame) - 1))
+    with pytest.raises(ProtocolError, match="too_large"):
+        decode(frame, Limits(max_steps=2))
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("field", ["obs", "action", "reward", "next_obs"])
+def test_non_finite_in_any_float_field(field: str, bad: float) -> None:
+    msg = _base()
+    arr = getattr(msg, field).copy()
+    arr.flat[-1] = bad
+    setattr(msg, field, arr)
+    with pytest.raises(ProtocolError, match="non_finite"):
+        decode(encode(msg))
+
+
+def test_huge_finite_values_are_accepted() -> None:
+    """The one-dot finiteness check must not mistake large numbers for infinities."""
+    msg = _base()
+    msg.obs = np.full((3, 4), 3e38, np.float32)
+    assert decode(encode(msg)).obs[0, 0] == np.float32(3e38)
+
+
+def test_hello_rejects_inverted_action_bounds() -> None:
+    one = np.ones(1, np.float32)
+    with pytest.raises(ProtocolError, match="bad_value"):
+        decode(encode(Hello("a", 0, "b", 1, 1, -one, one, one, -one)))
+
+
+def test_opponent_numeric_id_becomes_its_text() -> None:
+    obj = msgpack.unpackb(encode(EpisodeStart("a", 0, "b", 0, "x")))
+    obj["opponent"] = 42
+    assert decode(msgpack.packb(obj)).opponent == "42"  # type: ignore[union-attr]
+
+
+def test_unknown_keys_are_ignored() -> None:
+    obj = msgpack.unpackb(encode(Bye("a", 3, 10, 1)))
+    obj["future_field"] = [1, 2]
+    assert decode(msgpack.packb(obj)) == Bye("a", 3, 10, 1)
