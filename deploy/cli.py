@@ -1,7 +1,52 @@
 """The `saclstm` command: one entry point, a subcommand per daemon or tool."""
+
+from __future__ import annotations
+
 import sys
+from collections.abc import Callable
+
+USAGE = """usage: saclstm COMMAND [ARGS]
+
+commands:
+  learner   run the learner daemon (train from experience, publish weights)
+  actor     run the actor daemon (bots over Gymnasium environments)
+  run       start a learner and N actors locally from one TOML file
+  demo      the built-in default run: Pendulum-V, one learner, two actors
+
+`saclstm COMMAND --help` shows each command's flags."""
+
+
+def _commands() -> dict[str, Callable[[list[str]], int]]:
+    def learner(argv: list[str]) -> int:
+        from learner.cli import main
+        return main(argv)
+
+    def actor(argv: list[str]) -> int:
+        from actor.cli import main
+        return main(argv)
+
+    def run(argv: list[str]) -> int:
+        from deploy.launcher import main
+        return main(argv)
+
+    def demo(argv: list[str]) -> int:
+        from deploy.launcher import demo
+        return demo(argv)
+
+    return {"learner": learner, "actor": actor, "run": run, "demo": demo}
 
 
 def main(argv: list[str] | None = None) -> int:
-    print("saclstm: not yet", file=sys.stderr)
-    return 2
+    argv = sys.argv[1:] if argv is None else argv
+    commands = _commands()
+    if not argv or argv[0] in ("-h", "--help"):
+        print(USAGE)
+        return 0 if argv else 2
+    if argv[0] not in commands:
+        print(f"saclstm: unknown command {argv[0]!r}\n\n{USAGE}", file=sys.stderr)
+        return 2
+    return commands[argv[0]](argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -111,6 +111,12 @@ def _arch(name: str, value: Any, limits: Limits) -> dict[str, Any]:
     return value
 
 
+def _counts(name: str, value: Any, limits: Limits) -> dict[str, int]:
+    if not isinstance(value, dict) or len(value) > 100_000:
+        raise ProtocolError("bad_type", f"{name}: expected a map of at most 100000 entries")
+    return {_str(name, k, limits): _uint(name, v, limits) for k, v in value.items()}
+
+
 def _array(dtype: str, *shape: str, finite: bool = False) -> _Check:
     """A wire array of `dtype` whose dims (named for the docs) are checked per message.
 
@@ -165,7 +171,7 @@ _SCHEMA: dict[str, list[tuple[str, str, _Check, bool]]] = {
     "progress": [
         ("received", "received", _uint, True), ("grad_steps", "grad_steps", _uint, True), ("utd", "utd", _float, True),
         ("learning_starts", "learning_starts", _uint, True), ("version", "version", _uint, True),
-        ("session", "session", _uint, True),
+        ("session", "session", _uint, True), ("per_sender", "per_sender", _counts, False),
     ],
 }
 

@@ -136,6 +136,7 @@ class Progress:
     learning_starts: int
     version: int
     session: int
+    per_sender: dict[str, int] | None = None
 
 
 Message = Union[Hello, Experience, EpisodeStart, EpisodeEnd, Heartbeat, Bye, Weights, Progress]

@@ -1,0 +1,5 @@
+import sys
+
+from actor.cli import main
+
+sys.exit(main())

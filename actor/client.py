@@ -1,0 +1,163 @@
+"""The client a bot embeds: act every tick, record the step, mark episodes.
+
+    client = BotClient.connect(ActorConfig(...), "tank", obs_low, obs_high, act_low, act_high)
+    client.new_episode(opponent="SpinBot")
+    while playing:
+        action = client.act(obs)                       # never waits on the network
+        obs2, reward, terminated, truncated = game(action)
+        client.step(obs, action, reward, obs2, terminated, truncated)
+        obs = obs2
+    client.close()
+
+Weights are swapped in between ticks (at the start of `act`), never during
+inference. Experience leaves in batches: at `flush_steps`, after `flush_ms`,
+at the episode's end and when the weights version changes (so each batch
+names the one version that acted). A full send queue drops the batch and
+counts it; nothing here blocks.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from actor.config import ActorConfig
+from actor.link import ActorLink, BotSpec
+from actor.policy import LocalPolicy
+from learner.networks import State
+from protocol import EpisodeEnd, EpisodeStart, Experience
+
+
+class BotClient:
+    """One bot's view of the service: its own LSTM state, episode and experience buffer."""
+
+    def __init__(self, link: ActorLink, spec: BotSpec, seed: int = 0) -> None:
+        self.link, self.spec, self.cfg = link, spec, link.cfg
+        self.eval_mode = self.cfg.eval_mode
+        self.obs_dim, self.act_dim = len(spec.obs_low), len(spec.act_low)
+        self.policy: LocalPolicy | None = None
+        self.state: State | None = None
+        self.prev_unit = np.zeros(self.act_dim, np.float32)  # previous action in [-1, 1]
+        self.episode = -1
+        self.t = 0
+        self.ret = 0.0
+        self.returns: list[float] = []
+        self._rng = np.random.default_rng(seed)
+        self._buf: list[tuple[np.ndarray, np.ndarray, float, np.ndarray]] = []
+        self._buf_start = 0.0
+        self._batch_t0 = 0
+        self._batch_prev = np.zeros(self.act_dim, np.float32)
+        self._batch_state: State | None = None
+        self._pre_state: State | None = None  # the LSTM state before the last act()
+        self._batch_version = 0
+        link.register(spec, self.eval_mode)
+
+    @classmethod
+    def connect(cls, cfg: ActorConfig, name: str, obs_low, obs_high, act_low, act_high) -> BotClient:
+        """A client with a link of its own: the usual way for a bot with its own game loop."""
+        f = np.float32
+        spec = BotSpec(name, np.asarray(obs_low, f), np.asarray(obs_high, f), np.asarray(act_low, f), np.asarray(act_high, f))
+        return cls(ActorLink(cfg, realtime_default=True), spec, cfg.seed)
+
+    @property
+    def version(self) -> int:
+        return self.policy.version if self.policy is not None else 0
+
+    # -- the tick --------------------------------------------------------------------------
+
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        """The action for `obs` in environment units: from the newest weights, or uniform random before any."""
+        self.link.housekeeping()
+        newest = self.link.weights.latest()
+        if newest is not self.policy and newest is not None:
+            self._swap(newest)
+        if self.policy is None:
+            return self._rng.uniform(self.spec.act_low, self.spec.act_high).astype(np.float32)
+        if self.state is None:
+            self.state = self.policy.initial_state()
+        self._pre_state = self.state
+        action, self.state = self.policy.act(np.asarray(obs, np.float32), self.prev_unit, self.state, self.eval_mode)
+        return action
+
+    def step(self, obs, action, reward: float, next_obs, terminated: bool, truncated: bool) -> None:
+        """Record one transition; flushes when a batch is due. Ends the episode when it ended."""
+        if self.episode < 0:
+            self.new_episode()
+        action = np.asarray(action, np.float32)
+        self.ret += float(reward)
+        self.t += 1
+        if not self.eval_mode:
+            if not self._buf:
+                self._buf_start = time.monotonic()
+                self._batch_t0, self._batch_prev = self.t - 1, self.prev_unit.copy()
+                self._batch_version = self.version
+                self._batch_state = self._pre_state if self.cfg.send_state else None
+            self._buf.append((np.asarray(obs, np.float32), action, float(reward), np.asarray(next_obs, np.float32)))
+            if terminated or truncated:
+                self._flush(terminated, truncated)
+            elif len(self._buf) >= self.cfg.flush_steps or (time.monotonic() - self._buf_start) * 1000 >= self.cfg.flush_ms:
+                self._flush(False, False)
+        low, high = self.spec.act_low, self.spec.act_high
+        self.prev_unit = np.clip(2.0 * (action - low) / (high - low) - 1.0, -1.0, 1.0).astype(np.float32)
+        if terminated or truncated:
+            self.end_episode()
+
+    def new_episode(self, opponent: str | int | None = None) -> None:
+        """Start an episode: fresh LSTM state; the opponent key goes to the learner (not in eval mode)."""
+        if self._buf:
+            self._flush(False, False)
+        self.episode += 1
+        self.t, self.ret = 0, 0.0
+        self.prev_unit = np.zeros(self.act_dim, np.float32)
+        self.state = self.policy.initial_state() if self.policy is not None else None
+        if not self.eval_mode:
+            key = "" if opponent is None else str(opponent)
+            self.link.send(lambda s, q: EpisodeStart(s, q, self.spec.name, self.episode, key))
+
+    def end_episode(self) -> None:
+        """Close the episode: flush what is left and report the return. Safe to call twice."""
+        if self.episode < 0 or self.t == 0 and not self._buf:
+            return
+        if self._buf:
+            self._flush(False, True)
+        ret, length, episode = self.ret, self.t, self.episode
+        self.returns.append(ret)
+        self.link.episodes += 1
+        self.link.send(lambda s, q: EpisodeEnd(s, q, self.spec.name, episode, ret, length, self.eval_mode))
+        self.t, self.ret = 0, 0.0
+
+    def close(self) -> None:
+        """Flush and close the link (when this client owns it)."""
+        if self._buf:
+            self._flush(False, False)
+        self.link.close()
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _swap(self, newest: LocalPolicy) -> None:
+        """Between ticks: flush the old version's steps, keep the LSTM state if the shapes agree."""
+        if self._buf:
+            self._flush(False, False)
+        old = self.policy
+        self.policy = newest
+        if old is None or old.arch.hidden != newest.arch.hidden:
+            self.state = newest.initial_state()
+
+    def _flush(self, terminated: bool, truncated: bool) -> None:
+        buf, self._buf = self._buf, []
+        n = len(buf)
+        term, trunc = np.zeros(n, bool), np.zeros(n, bool)
+        term[-1], trunc[-1] = terminated, truncated and not terminated
+        obs = np.stack([b[0] for b in buf])
+        action = np.stack([b[1] for b in buf])
+        reward = np.array([b[2] for b in buf], np.float32)
+        next_obs = np.stack([b[3] for b in buf])
+        low, high = self.spec.act_low, self.spec.act_high
+        prev_env = low + (self._batch_prev + 1.0) * 0.5 * (high - low) if self._batch_t0 > 0 else None
+        h0 = c0 = None
+        if self._batch_state is not None:
+            h0, c0 = (x.reshape(-1).numpy().astype(np.float32) for x in self._batch_state)
+        self.link.send(lambda s, q: Experience(
+            s, q, self.spec.name, self.episode, self._batch_t0, self._batch_version, obs, action, reward, next_obs,
+            term, trunc, prev_action=prev_env, h0=h0, c0=c0), steps=n)

@@ -1,0 +1,63 @@
+"""The actor's configuration: TOML table [actor], env SACLSTM_<KEY>, flags --<key>."""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass, field
+
+from protocol.config import check
+
+FLOW_MODES = ("realtime", "rate-limited")
+
+
+def _f(default, help: str):  # noqa: A002
+    return field(default=default, metadata={"help": help})
+
+
+def default_actor_id() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+@dataclass(frozen=True)
+class ActorConfig:
+    """Everything an actor process (daemon or embedded client) needs."""
+
+    ingest: str = _f("tcp://127.0.0.1:5555", "learner's experience endpoint (PUSH connects here)")
+    weights: str = _f("tcp://127.0.0.1:5556", "learner's weights endpoint (SUB connects here)")
+    actor_id: str = _f("", "this process's sender id; empty = hostname-pid")
+    env: str = _f("Pendulum-v1", "Gymnasium environment id (daemon only)")
+    env_kwargs: str = _f("", "extra gym.make keyword arguments as key=value,key=value")
+    bots: int = _f(1, "bots (environment instances) this actor runs")
+    obs_mask: tuple[int, ...] = _f((), "observation indices to keep, e.g. 2 for Pendulum-V; empty = all")
+    eval_mode: bool = _f(False, "deterministic actions, send no experience (SACLSTM_EVAL_MODE)")
+    flow: str = _f("", "realtime (never wait, drop when full) or rate-limited; empty = rate-limited for the daemon, realtime for embedded bots")
+    flow_tolerance: int = _f(128, "steps the actors may run ahead of the learner's progress at the target UTD")
+    flow_timeout_s: float = _f(5.0, "silence from the learner after which rate-limited actors continue")
+    flush_steps: int = _f(32, "experience batch size: flush after this many steps")
+    flush_ms: float = _f(250.0, "flush a partial batch after this many milliseconds")
+    queue: int = _f(64, "experience messages queued for the learner before new ones are dropped")
+    send_state: bool = _f(False, "send the LSTM state with each batch (for use_stored_state)")
+    max_steps: int = _f(0, "stop after this many environment steps in total; 0 = run until stopped")
+    max_episodes: int = _f(0, "stop after this many episodes in total; 0 = no limit")
+    heartbeat_s: float = _f(1.0, "heartbeat period")
+    seed: int = _f(0, "random seed (environments and sampling)")
+    threads: int = _f(1, "torch threads for inference")
+    log_level: str = _f("INFO", "DEBUG, INFO, WARNING or ERROR")
+
+    def __post_init__(self) -> None:
+        check(self.flow in ("",) + FLOW_MODES, "flow", self.flow, f"must be one of {FLOW_MODES}")
+        check(self.bots >= 1, "bots", self.bots, "must be at least 1")
+        check(self.flush_steps >= 1, "flush_steps", self.flush_steps, "must be at least 1")
+        check(self.flush_ms > 0, "flush_ms", self.flush_ms, "must be above 0")
+        check(self.queue >= 1, "queue", self.queue, "must be at least 1, or every batch is dropped")
+        check(self.flow_tolerance >= 0, "flow_tolerance", self.flow_tolerance, "must be 0 or more")
+        check(self.flow_timeout_s > 0, "flow_timeout_s", self.flow_timeout_s,
+              "must be above 0, or a silent learner would stop rate-limited actors for good")
+        check(all(i >= 0 for i in self.obs_mask), "obs_mask", self.obs_mask, "indices must be 0 or more")
+        check(self.max_steps >= 0 and self.max_episodes >= 0, "max_steps", self.max_steps, "must be 0 or more")
+        check(self.heartbeat_s > 0, "heartbeat_s", self.heartbeat_s, "must be above 0")
+        check(self.log_level.upper() in ("DEBUG", "INFO", "WARNING", "ERROR"), "log_level", self.log_level, "unknown level")
+
+    def resolved_id(self) -> str:
+        return self.actor_id or default_actor_id()

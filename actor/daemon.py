@@ -1,0 +1,139 @@
+"""The actor daemon: K bots over a Gymnasium environment, one process.
+
+    for each round:
+        wait for the learner if rate-limited and too far ahead
+        for each bot: act, env.step, record; on episode end reset
+        housekeeping (heartbeat, hello, restart detection)
+
+SIGTERM/SIGINT end the loop after the current round; close() flushes every
+bot and says bye with the final counts.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+
+import gymnasium as gym
+import numpy as np
+
+from actor.client import BotClient
+from actor.config import ActorConfig
+from actor.link import ActorLink, BotSpec
+
+log = logging.getLogger("saclstm.actor")
+
+
+def parse_kwargs(text: str) -> dict[str, object]:
+    """'g=9.81,render_mode=None' -> {'g': 9.81, 'render_mode': None}."""
+    out: dict[str, object] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, _, raw = part.partition("=")
+        value: object = raw
+        for conv in (int, float):
+            try:
+                value = conv(raw)
+                break
+            except ValueError:
+                pass
+        out[key.strip()] = None if raw == "None" else value
+    return out
+
+
+class MaskedEnv:
+    """An environment whose observation keeps only some indices (Pendulum-V keeps index 2)."""
+
+    def __init__(self, env: gym.Env, mask: tuple[int, ...]) -> None:
+        box = env.observation_space
+        if not isinstance(box, gym.spaces.Box) or len(box.shape) != 1:
+            raise ValueError(f"only flat Box observations are supported, got {box}")
+        if not isinstance(env.action_space, gym.spaces.Box):
+            raise ValueError(f"SAC needs a continuous (Box) action space, got {env.action_space}")
+        if mask and max(mask) >= box.shape[0]:
+            raise ValueError(f"obs_mask {mask} indexes past the observation's {box.shape[0]} entries")
+        self.env, self.idx = env, np.array(mask or range(box.shape[0]), np.int64)
+        self.obs_low = box.low[self.idx].astype(np.float32)
+        self.obs_high = box.high[self.idx].astype(np.float32)
+        self.act_low = env.action_space.low.astype(np.float32)
+        self.act_high = env.action_space.high.astype(np.float32)
+
+    def reset(self, seed: int | None = None) -> np.ndarray:
+        obs, _ = self.env.reset(seed=seed)
+        return np.asarray(obs, np.float32)[self.idx]
+
+    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool]:
+        obs, reward, terminated, truncated, _ = self.env.step(action)
+        return np.asarray(obs, np.float32)[self.idx], float(reward), bool(terminated), bool(truncated)
+
+
+def make_env(cfg: ActorConfig) -> MaskedEnv:
+    try:
+        env = gym.make(cfg.env, **parse_kwargs(cfg.env_kwargs))
+    except gym.error.Error as exc:
+        raise ValueError(f"env {cfg.env!r}: {exc}") from None
+    return MaskedEnv(env, cfg.obs_mask)
+
+
+class ActorDaemon:
+    """Runs the bots until stopped or a step/episode budget is spent."""
+
+    def __init__(self, cfg: ActorConfig) -> None:
+        self.cfg = cfg
+        self.envs = [make_env(cfg) for _ in range(cfg.bots)]
+        self.link = ActorLink(cfg, realtime_default=False)
+        e = self.envs[0]
+        self.clients = [
+            BotClient(self.link, BotSpec(f"bot{i}", e.obs_low, e.obs_high, e.act_low, e.act_high), cfg.seed + i)
+            for i in range(cfg.bots)
+        ]
+        self.stop_event = threading.Event()
+        self.steps = 0
+
+    def run(self) -> None:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: self.stop_event.set())
+        mode = "eval (deterministic, sends no experience)" if self.cfg.eval_mode else (
+            "realtime" if self.link.realtime else "rate-limited")
+        log.info("actor %s: %d bot(s) on %s, obs %s, mode %s", self.link.sender, len(self.envs), self.cfg.env,
+                 [int(i) for i in self.envs[0].idx], mode)
+        obs = [env.reset(seed=self.cfg.seed + i) for i, env in enumerate(self.envs)]
+        for client in self.clients:
+            client.new_episode()
+        try:
+            while not self.stop_event.is_set() and not self._budget_spent():
+                self.link.wait_for_learner(self.stop_event)
+                for i, (env, client) in enumerate(zip(self.envs, self.clients)):
+                    obs[i] = self._step(env, client, obs[i])
+                self.link.rounds += 1
+        finally:
+            self.close()
+
+    def _step(self, env: MaskedEnv, client: BotClient, obs: np.ndarray) -> np.ndarray:
+        action = client.act(obs)
+        next_obs, reward, terminated, truncated = env.step(action)
+        client.step(obs, action, reward, next_obs, terminated, truncated)
+        self.steps += 1
+        if terminated or truncated:
+            if self.cfg.eval_mode:
+                log.info("eval episode %d of %s: return %.1f", client.episode, client.spec.name, client.returns[-1])
+            client.new_episode()
+            return env.reset()
+        return next_obs
+
+    def _budget_spent(self) -> bool:
+        episodes = sum(len(c.returns) for c in self.clients)
+        return (self.cfg.max_steps > 0 and self.steps >= self.cfg.max_steps) or (
+            self.cfg.max_episodes > 0 and episodes >= self.cfg.max_episodes)
+
+    def close(self) -> None:
+        for client in self.clients:
+            if client._buf:
+                client._flush(False, False)
+        time.sleep(0)  # let the I/O thread see the last sends before bye
+        self.link.close()
+        returns = [r for c in self.clients for r in c.returns]
+        log.info("actor %s stopped: %d steps, %d episodes, sent %d, dropped %d%s", self.link.sender, self.steps,
+                 len(returns), self.link.sent, self.link.dropped,
+                 f", mean return {np.mean(returns):.1f}" if returns else "")

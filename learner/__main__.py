@@ -1,0 +1,5 @@
+import sys
+
+from learner.cli import main
+
+sys.exit(main())

@@ -1,0 +1,39 @@
+"""`saclstm learner` / `python -m learner`: parse config, print it, run the loop."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+from learner.config import LearnerConfig
+from protocol.config import ConfigError, add_flags, describe, load
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="saclstm learner", description="Run the learner daemon: ingest experience, "
+                                "train a recurrent SAC, publish actor weights.")
+    p.add_argument("--config", help="TOML file; the [learner] table is read")
+    add_flags(p, LearnerConfig)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        cfg = load(LearnerConfig, args, os.environ, "learner")
+    except ConfigError as exc:
+        print(f"saclstm learner: {exc}", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=cfg.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("saclstm.learner").info("effective configuration:\n%s", describe(cfg))
+    from learner.service import Learner  # torch loads here, after the config is known to be good
+
+    try:
+        learner = Learner(cfg)
+    except OSError as exc:
+        print(f"saclstm learner: {exc}", file=sys.stderr)
+        return 1
+    learner.run()
+    return 0

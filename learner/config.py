@@ -1,0 +1,91 @@
+"""The learner's configuration: one frozen dataclass, every field documented and checked."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from protocol.config import check
+
+
+def _f(default, help: str):  # noqa: A002 - reads like a docstring per field
+    return field(default=default, metadata={"help": help})
+
+
+@dataclass(frozen=True)
+class LearnerConfig:
+    """Everything the learner daemon needs; TOML table [learner], env SACLSTM_<KEY>, flags --<key>."""
+
+    ingest: str = _f("tcp://127.0.0.1:5555", "endpoint the experience PULL socket binds")
+    weights: str = _f("tcp://127.0.0.1:5556", "endpoint the weights/progress PUB socket binds")
+    metrics: str = _f("tcp://127.0.0.1:5557", "endpoint the metrics/health PUB socket binds")
+    insecure_bind: bool = _f(False, "allow binding a non-loopback address without CURVE keys")
+    obs_dim: int | None = _f(None, "observation width; unset = taken from the first hello")
+    act_dim: int | None = _f(None, "action width; unset = taken from the first hello")
+    act_low: tuple[float, ...] | None = _f(None, "action lower bounds; unset = from the first hello")
+    act_high: tuple[float, ...] | None = _f(None, "action upper bounds; unset = from the first hello")
+    hidden: int = _f(128, "LSTM width h of actor and critics (the Tank Royale bot uses 256)")
+    fc: int = _f(128, "width of the layer after the LSTM")
+    prev_action: bool = _f(True, "feed the previous action to the LSTMs beside the observation")
+    seq_len: int = _f(32, "steps per training sequence (chunk)")
+    overlap: int = _f(16, "steps a chunk shares with the previous one of its episode (context, not trained twice)")
+    burn_in: int = _f(0, "leading steps of each chunk that only warm the LSTMs (no gradient, no loss)")
+    use_stored_state: bool = _f(False, "start the actor LSTM from the state the actor sent (R2D2)")
+    batch_size: int = _f(16, "sequences per gradient step")
+    utd_ratio: float = _f(1.0, "gradient steps per transition drained (UTD)")
+    learning_starts: int = _f(1000, "transitions in replay before training begins")
+    capacity: int = _f(1_000_000, "replay capacity in transitions (preallocated)")
+    opponent_policy: str = _f("keep", "on a new opponent key: keep the bot's old data, or clear it")
+    gamma: float = _f(0.99, "discount")
+    tau: float = _f(0.005, "Polyak rate for the target critics")
+    actor_lr: float = _f(3e-4, "actor learning rate")
+    critic_lr: float = _f(3e-4, "critic learning rate")
+    alpha_lr: float = _f(3e-4, "temperature learning rate")
+    init_alpha: float = _f(1.0, "initial entropy temperature")
+    grad_clip: float = _f(0.0, "max gradient norm; 0 = no clipping")
+    amp: bool = _f(False, "bf16 autocast in the update (faster on CPUs with bf16 units)")
+    device: str = _f("cpu", "torch device: cpu or cuda")
+    threads: int = _f(0, "torch intra-op threads; 0 = torch's default")
+    max_drain: int = _f(2048, "most messages drained per pass, so a flood cannot starve training")
+    max_steps_per_pass: int = _f(32, "most gradient steps per pass before draining again (the rest carries over)")
+    publish_hz: float = _f(10.0, "most weight publishes per second")
+    republish_s: float = _f(2.0, "re-publish the newest weights at least this often (PUB has no history)")
+    dead_after_s: float = _f(10.0, "an actor silent this long is marked dead")
+    metrics_path: str = _f("", "JSONL file for one metrics line per training pass; empty = none")
+    weights_path: str = _f("", "checkpoint file (the seed's SACLSTM_WEIGHTS_PATH)")
+    save_interval: int = _f(500, "gradient steps between checkpoint saves")
+    max_message_bytes: int = _f(64 * 1024 * 1024, "largest accepted frame (ZMQ_MAXMSGSIZE)")
+    seed: int = _f(0, "random seed")
+    log_level: str = _f("INFO", "DEBUG, INFO, WARNING or ERROR")
+
+    def __post_init__(self) -> None:
+        check(self.hidden >= 1, "hidden", self.hidden, "must be at least 1")
+        check(self.fc >= 1, "fc", self.fc, "must be at least 1")
+        check(self.seq_len >= 1, "seq_len", self.seq_len, "must be at least 1")
+        check(0 <= self.overlap < self.seq_len, "overlap", self.overlap,
+              f"must be in 0..seq_len-1 ({self.seq_len - 1}): a chunk of context only would never train")
+        check(0 <= self.burn_in <= self.overlap, "burn_in", self.burn_in,
+              f"must be in 0..overlap ({self.overlap}): burn-in beyond the shared context would skip steps for good")
+        check(self.batch_size >= 1, "batch_size", self.batch_size, "must be at least 1")
+        check(self.utd_ratio > 0, "utd_ratio", self.utd_ratio, "must be above 0, or the learner never trains")
+        check(self.learning_starts >= self.batch_size, "learning_starts", self.learning_starts,
+              f"must be at least batch_size ({self.batch_size})")
+        check(self.capacity >= self.seq_len * 2, "capacity", self.capacity, f"must hold at least two chunks ({2 * self.seq_len})")
+        check(self.capacity >= self.learning_starts, "capacity", self.capacity,
+              f"must be at least learning_starts ({self.learning_starts}), or training never starts")
+        check(self.opponent_policy in ("keep", "clear"), "opponent_policy", self.opponent_policy, "must be keep or clear")
+        check(0 < self.gamma <= 1, "gamma", self.gamma, "must be in (0, 1]")
+        check(0 < self.tau <= 1, "tau", self.tau, "must be in (0, 1]")
+        for key in ("actor_lr", "critic_lr", "alpha_lr", "init_alpha", "publish_hz", "republish_s", "dead_after_s"):
+            check(getattr(self, key) > 0, key, getattr(self, key), "must be above 0")
+        check(self.grad_clip >= 0, "grad_clip", self.grad_clip, "must be 0 (off) or above")
+        check(self.device == "cpu" or self.device.startswith("cuda"), "device", self.device, "must be cpu or cuda[:N]")
+        check(self.max_drain >= 1 and self.max_steps_per_pass >= 1, "max_drain", self.max_drain, "must be at least 1")
+        check(self.save_interval >= 1, "save_interval", self.save_interval, "must be at least 1")
+        check(self.log_level.upper() in ("DEBUG", "INFO", "WARNING", "ERROR"), "log_level", self.log_level, "unknown level")
+        dims = (self.obs_dim, self.act_dim)
+        check(all(d is None or d >= 1 for d in dims), "obs_dim", dims, "dims must be at least 1")
+        if self.act_low is not None or self.act_high is not None:
+            low, high = self.act_low or (), self.act_high or ()
+            check(len(low) == len(high) and (self.act_dim is None or len(low) == self.act_dim), "act_low", low,
+                  "act_low and act_high need act_dim entries each")
+            check(all(lo < hi for lo, hi in zip(low, high)), "act_low", low, "each bound must be below act_high's")

@@ -1,0 +1,192 @@
+"""Ingest: what the learner does with each frame that arrives on its PULL socket.
+
+Every frame ends in exactly one place: accepted (its steps counted as
+received), or rejected under one reason (its steps, when they can be read,
+counted as rejected against their sender). Together with the sender's own
+sent/dropped counts that closes the books: sent = received + rejected, and
+dropped never left the sender.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import msgpack
+import numpy as np
+
+from protocol import Bye, EpisodeEnd, EpisodeStart, Experience, Heartbeat, Hello, Limits, ProtocolError, decode
+
+log = logging.getLogger("saclstm.learner")
+
+LEARNER_REASONS = ("unknown_sender", "eval_experience", "wrong_direction", "bounds_mismatch")
+
+
+@dataclass
+class SenderStats:
+    """The learner's books on one actor process."""
+
+    sender: str
+    first_seen: float
+    last_seen: float
+    received: int = 0  # experience steps accepted
+    rejected: int = 0  # experience steps rejected
+    rejected_msgs: int = 0
+    lost_msgs: int = 0  # gaps in seq
+    late_msgs: int = 0
+    last_seq: int = -1
+    sent: int = 0  # from heartbeat / bye
+    dropped: int = 0
+    round: int = 0
+    episodes: int = 0
+    bots: set[str] = field(default_factory=set)
+    eval_bots: set[str] = field(default_factory=set)
+    said_bye: bool = False
+
+    def as_dict(self, now: float, dead_after: float) -> dict:
+        return {
+            "sender": self.sender, "age_s": round(now - self.last_seen, 3),
+            "alive": not self.said_bye and now - self.last_seen < dead_after,
+            "received": self.received, "rejected": self.rejected, "sent": self.sent, "dropped": self.dropped,
+            "lost_msgs": self.lost_msgs, "late_msgs": self.late_msgs, "round": self.round,
+            "episodes": self.episodes, "bots": sorted(self.bots), "eval_bots": sorted(self.eval_bots),
+            "bye": self.said_bye,
+        }
+
+
+class RateLimitedLog:
+    """The first reject of each reason is logged at once, later ones summarised every `period` seconds."""
+
+    def __init__(self, period: float = 10.0) -> None:
+        self.period, self.pending, self.last = period, Counter[str](), 0.0
+
+    def reject(self, reason: str, detail: str, seen_before: bool) -> None:
+        if not seen_before:
+            log.warning("rejected a frame: %s (%s); further rejects are summarised", reason, detail)
+            return
+        self.pending[reason] += 1
+        now = time.monotonic()
+        if now - self.last >= self.period:
+            log.warning("rejected frames in the last %.0f s: %s", self.period, dict(self.pending))
+            self.pending.clear()
+            self.last = now
+
+
+class Ingest:
+    """Decodes, validates, accounts and hands accepted experience to `on_experience`."""
+
+    def __init__(self, limits: Limits, on_hello: Callable[[Hello], str | None],
+                 on_experience: Callable[[Experience], None], on_episode_start: Callable[[EpisodeStart], None]) -> None:
+        self.limits = limits
+        self._on_hello, self._on_experience, self._on_episode_start = on_hello, on_experience, on_episode_start
+        self.senders: dict[str, SenderStats] = {}
+        self.rejects = Counter[str]()
+        self.received_steps = 0
+        self.returns: deque[tuple[float, float, bool]] = deque(maxlen=1000)  # (time, return, eval)
+        self.episodes_done = 0
+        self.lag = deque[int](maxlen=2048)
+        self.hellos = 0
+        self._log = RateLimitedLog()
+
+    def handle(self, frame: bytes, version: int) -> int:
+        """Process one frame; returns the experience steps it added to replay."""
+        try:
+            msg = decode(frame, self.limits)
+        except ProtocolError as exc:
+            self._reject(exc.reason, exc.detail, *_blame(frame))
+            return 0
+        stats = self._stats(msg.sender)
+        self._track_seq(stats, msg)
+        if isinstance(msg, Experience):
+            return self._experience(stats, msg, version)
+        if isinstance(msg, Hello):
+            self._hello(stats, msg)
+        elif isinstance(msg, EpisodeStart):
+            self._on_episode_start(msg)
+        elif isinstance(msg, EpisodeEnd):
+            stats.episodes += 1 if msg.bot not in stats.eval_bots else 0
+            self.episodes_done += 1
+            self.returns.append((time.time(), msg.ret, msg.eval))
+        elif isinstance(msg, Heartbeat):
+            stats.sent, stats.dropped, stats.round, stats.episodes = msg.sent, msg.dropped, msg.round, msg.episodes
+        elif isinstance(msg, Bye):
+            stats.sent, stats.dropped, stats.said_bye = msg.sent, msg.dropped, True
+            log.info("actor %s said bye: sent %d, dropped %d, received %d, rejected %d",
+                     msg.sender, msg.sent, msg.dropped, stats.received, stats.rejected)
+        else:
+            self._reject("wrong_direction", msg.kind, msg.sender, 0)
+        return 0
+
+    def _experience(self, stats: SenderStats, msg: Experience, version: int) -> int:
+        if msg.bot in stats.eval_bots:
+            self._reject("eval_experience", msg.bot, msg.sender, msg.steps)
+            return 0
+        if msg.bot not in stats.bots:
+            self._reject("unknown_sender", f"{msg.sender}/{msg.bot} never said hello", msg.sender, msg.steps)
+            return 0
+        self._on_experience(msg)
+        stats.received += msg.steps
+        self.received_steps += msg.steps
+        self.lag.append(max(0, version - msg.version))
+        return msg.steps
+
+    def _hello(self, stats: SenderStats, msg: Hello) -> None:
+        self.hellos += 1
+        if msg.seq == 0:
+            stats.last_seq = 0
+        problem = self._on_hello(msg)
+        if problem is not None:
+            self._reject(problem, f"{msg.sender}/{msg.bot}", msg.sender, 0)
+            return
+        if msg.bot not in stats.bots and msg.bot not in stats.eval_bots:
+            log.info("hello from %s/%s (%s%s)", msg.sender, msg.bot, msg.software or "unknown software",
+                     ", eval" if msg.eval else "")
+        (stats.eval_bots if msg.eval else stats.bots).add(msg.bot)
+
+    def _stats(self, sender: str) -> SenderStats:
+        now = time.monotonic()
+        stats = self.senders.get(sender)
+        if stats is None:
+            stats = self.senders[sender] = SenderStats(sender, now, now)
+        stats.last_seen = now
+        stats.said_bye = False
+        return stats
+
+    @staticmethod
+    def _track_seq(stats: SenderStats, msg) -> None:
+        if msg.seq > stats.last_seq + 1 and stats.last_seq >= 0:
+            stats.lost_msgs += msg.seq - stats.last_seq - 1
+        elif msg.seq <= stats.last_seq and not (isinstance(msg, Hello) and msg.seq == 0):
+            stats.late_msgs += 1
+            return
+        stats.last_seq = max(stats.last_seq, msg.seq)
+
+    def _reject(self, reason: str, detail: str, sender: str | None, steps: int) -> None:
+        seen = reason in self.rejects
+        self.rejects[reason] += 1
+        self._log.reject(reason, detail, seen)
+        if sender is not None and sender in self.senders:
+            self.senders[sender].rejected += steps
+            self.senders[sender].rejected_msgs += 1
+
+
+def _blame(frame: bytes) -> tuple[str | None, int]:
+    """Best effort: which known sender sent a rejected frame, and how many steps it claimed."""
+    try:
+        obj = msgpack.unpackb(frame, raw=False, strict_map_key=False)
+        sender = obj.get("sender") if isinstance(obj, dict) else None
+        if not isinstance(sender, str):
+            return None, 0
+        reward = obj.get("reward")
+        steps = len(reward["data"]) // 4 if isinstance(reward, dict) and isinstance(reward.get("data"), bytes) else 0
+        return sender, steps if obj.get("kind") == "experience" else 0
+    except Exception:
+        return None, 0
+
+
+def normalise_actions(action: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Environment units -> [-1, 1], clipped: the policy is a tanh, it cannot reach beyond."""
+    return np.clip(2.0 * (action - low) / (high - low) - 1.0, -1.0, 1.0).astype(np.float32, copy=False)

@@ -1,0 +1,80 @@
+"""Metrics out of the learner: one JSONL line per training pass, a health map every second.
+
+Both also go out on the metrics PUB socket (topics `metrics` and `health`,
+msgpack maps), so anyone can watch a run without touching its files.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import numpy as np
+import zmq
+
+from protocol.sockets import TOPIC_HEALTH, TOPIC_METRICS
+
+
+class MetricsOut:
+    """Writes pass metrics to a JSONL file (line-buffered: a crash loses at most one line) and the PUB socket."""
+
+    def __init__(self, sock: zmq.Socket, path: str) -> None:
+        self.sock = sock
+        self.file = None
+        if path:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            self.file = open(path, "a", buffering=1)  # noqa: SIM115 - closed in close()
+
+    def pass_line(self, fields: dict[str, Any]) -> None:
+        if self.file is not None:
+            self.file.write(json.dumps(fields, default=_plain) + "\n")
+        self._publish(TOPIC_METRICS, fields)
+
+    def health(self, fields: dict[str, Any]) -> None:
+        self._publish(TOPIC_HEALTH, fields)
+
+    def _publish(self, topic: bytes, fields: dict[str, Any]) -> None:
+        try:
+            self.sock.send_multipart([topic, msgpack.packb(fields, default=_plain)], zmq.NOBLOCK)
+        except zmq.Again:
+            pass  # a slow watcher must never slow training; PUB drops for it
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+            self.file = None
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (set, tuple)):
+        return list(value)
+    raise TypeError(f"cannot serialise {type(value).__name__}")
+
+
+def lag_summary(lags: Any) -> dict[str, float]:
+    """Policy lag (learner version minus acting version) over recent batches."""
+    if not lags:
+        return {"p50": 0.0, "p90": 0.0, "max": 0.0}
+    arr = np.fromiter(lags, dtype=np.int64)
+    return {"p50": float(np.percentile(arr, 50)), "p90": float(np.percentile(arr, 90)), "max": float(arr.max())}
+
+
+class Rate:
+    """Events per second over a sliding window, for ingest rate and achieved throughput."""
+
+    def __init__(self, window: float = 10.0) -> None:
+        self.window = window
+        self.points: list[tuple[float, int]] = []
+
+    def add(self, total: int) -> float:
+        now = time.monotonic()
+        self.points.append((now, total))
+        while len(self.points) > 2 and now - self.points[0][0] > self.window:
+            self.points.pop(0)
+        t0, n0 = self.points[0]
+        return (total - n0) / (now - t0) if now > t0 else 0.0

@@ -1,0 +1,160 @@
+"""The networks, and the weights blob that carries the actor between processes.
+
+Both daemons build the actor from here, so a blob made by the learner always
+rebuilds into the same network on an actor. This module imports nothing from
+the rest of `learner`, so actors can import it without the learner's code.
+
+Actor:  x -> linear(h) -> LSTM(h) -> linear(fc) -> mean, log-std; tanh-squashed.
+Critic: x -> linear(h) -> LSTM(h) -> [h_t, a_t] -> linear(fc) -> Q.
+x is the observation, followed by the previous action (in [-1, 1]) when
+`prev_action` is set. The critic's LSTM sees only the history; the action being
+judged enters after it, so one unroll per critic serves every action we ask
+about (the replayed one, the policy's, the next step's). The README's design
+section has the numbers behind this choice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+State = tuple[torch.Tensor, torch.Tensor]
+
+
+@dataclass(frozen=True)
+class Arch:
+    """Everything needed to rebuild the actor; travels in every weights blob."""
+
+    obs_dim: int
+    act_dim: int
+    hidden: int = 128
+    fc: int = 128
+    prev_action: bool = True
+    log_std_min: float = -5.0
+    log_std_max: float = 2.0
+    act_low: tuple[float, ...] = ()
+    act_high: tuple[float, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.obs_dim < 1 or self.act_dim < 1 or self.hidden < 1 or self.fc < 1:
+            raise ValueError(f"arch: dims must be positive, got {self}")
+        if len(self.act_low) != self.act_dim or len(self.act_high) != self.act_dim:
+            raise ValueError(f"arch: act_low/act_high need {self.act_dim} entries")
+        if not all(lo < hi for lo, hi in zip(self.act_low, self.act_high)):
+            raise ValueError("arch: act_low must be below act_high")
+
+    @property
+    def in_dim(self) -> int:
+        return self.obs_dim + (self.act_dim if self.prev_action else 0)
+
+    def to_wire(self) -> dict:
+        wire = asdict(self)
+        wire["act_low"], wire["act_high"] = list(self.act_low), list(self.act_high)
+        wire["layout"] = [[name, list(shape)] for name, shape in actor_layout(self)]
+        return wire
+
+    @staticmethod
+    def from_wire(wire: dict) -> Arch:
+        keys = {f for f in Arch.__dataclass_fields__}
+        try:
+            arch = Arch(**{k: tuple(v) if isinstance(v, list) else v for k, v in wire.items() if k in keys})
+        except TypeError as exc:
+            raise ValueError(f"arch: {exc}") from None
+        if "layout" in wire and [[n, list(s)] for n, s in actor_layout(arch)] != wire["layout"]:
+            raise ValueError("arch: layout does not match this network definition")
+        return arch
+
+
+class Actor(nn.Module):
+    """The policy: a recurrent tanh-Gaussian over actions in [-1, 1]."""
+
+    def __init__(self, arch: Arch) -> None:
+        super().__init__()
+        self.arch = arch
+        self.inp = nn.Linear(arch.in_dim, arch.hidden)
+        self.lstm = nn.LSTM(arch.hidden, arch.hidden, batch_first=True)
+        self.fc = nn.Linear(arch.hidden, arch.fc)
+        self.mean = nn.Linear(arch.fc, arch.act_dim)
+        self.log_std = nn.Linear(arch.fc, arch.act_dim)
+
+    def features(self, x: torch.Tensor, state: State | None = None) -> tuple[torch.Tensor, State]:
+        """x [B, T, in] -> head features [B, T, fc] and the final LSTM state."""
+        out, state = self.lstm(F.relu(self.inp(x)), state)
+        return F.relu(self.fc(out)), state
+
+    def heads(self, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        log_std = self.log_std(y).clamp(self.arch.log_std_min, self.arch.log_std_max)
+        return self.mean(y), log_std
+
+    def sample(self, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """A reparameterised action in (-1, 1) and its exact log-probability."""
+        mean, log_std = self.heads(y)
+        u = mean + log_std.exp() * torch.randn_like(mean)
+        return torch.tanh(u), squashed_log_prob(u, mean, log_std)
+
+
+class Critic(nn.Module):
+    """Q(history, action): the LSTM summarises the history, the head judges an action."""
+
+    def __init__(self, arch: Arch) -> None:
+        super().__init__()
+        self.inp = nn.Linear(arch.in_dim, arch.hidden)
+        self.lstm = nn.LSTM(arch.hidden, arch.hidden, batch_first=True)
+        self.fc = nn.Linear(arch.hidden + arch.act_dim, arch.fc)
+        self.out = nn.Linear(arch.fc, 1)
+
+    def features(self, x: torch.Tensor, state: State | None = None) -> tuple[torch.Tensor, State]:
+        out, state = self.lstm(F.relu(self.inp(x)), state)
+        return out, state
+
+    def q(self, h: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        """h [B, T, hidden], action [B, T, A] in [-1, 1] -> Q [B, T]."""
+        return self.out(F.relu(self.fc(torch.cat([h, action], dim=-1)))).squeeze(-1)
+
+
+_LOG2 = math.log(2.0)
+_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+
+
+def squashed_log_prob(u: torch.Tensor, mean: torch.Tensor, log_std: torch.Tensor) -> torch.Tensor:
+    """log pi(tanh(u)): Gaussian log-density minus log|d tanh/du|, in a form that never
+    takes log(0): log(1 - tanh(u)^2) = 2 (log 2 - u - softplus(-2u))."""
+    z = (u - mean) / log_std.exp()
+    gauss = -0.5 * z.pow(2) - log_std - _HALF_LOG_2PI
+    correction = 2.0 * (_LOG2 - u - F.softplus(-2.0 * u))
+    return (gauss - correction).sum(-1)
+
+
+def actor_layout(arch: Arch) -> list[tuple[str, tuple[int, ...]]]:
+    """Parameter names and shapes, in blob order."""
+    return [(name, tuple(p.shape)) for name, p in Actor(arch).named_parameters()]
+
+
+def actor_to_blob(actor: Actor) -> np.ndarray:
+    """The flat float32 parameter vector (a copy: it crosses a process boundary)."""
+    with torch.no_grad():
+        flat = torch.cat([p.detach().reshape(-1).float().cpu() for p in actor.parameters()])
+    return flat.numpy().astype(np.float32, copy=False)
+
+
+def blob_rev(params: np.ndarray) -> str:
+    """The content revision of a blob: 16 hex digits of SHA-256 over its bytes."""
+    return hashlib.sha256(np.ascontiguousarray(params, dtype="<f4").tobytes()).hexdigest()[:16]
+
+
+def actor_from_blob(arch: Arch, params: np.ndarray) -> Actor:
+    """Rebuild the actor; a blob of the wrong size is an error, never a silent truncation."""
+    actor = Actor(arch)
+    expected = sum(p.numel() for p in actor.parameters())
+    if params.shape != (expected,):
+        raise ValueError(f"weights blob has {params.size} floats, {arch} needs {expected}")
+    flat = torch.from_numpy(np.array(params, dtype=np.float32))
+    with torch.no_grad():
+        torch.nn.utils.vector_to_parameters(flat, actor.parameters())
+    return actor.eval()

@@ -1,0 +1,286 @@
+"""The learner daemon's loop: drain, then train, then publish.
+
+    while running:
+        drained = drain ingest (at most max_drain messages)
+        debt += utd_ratio * drained           (once learning_starts steps are in)
+        take min(debt, max_steps_per_pass) gradient steps
+        publish actor weights (versioned, rate-limited) and progress
+        write one metrics line if this pass trained; health every second
+
+Rejects never stop it; SIGINT/SIGTERM end the loop and run the stop hooks
+(the checkpoint issue hangs the final save there).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import signal
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+import zmq
+
+from learner.config import LearnerConfig
+from learner.ingest import Ingest, normalise_actions
+from learner.metrics import MetricsOut, Rate, lag_summary
+from learner.networks import Arch, actor_to_blob, blob_rev
+from learner.replay import SequenceReplay
+from learner.sac import SAC, Batch, SACConfig
+from protocol import EpisodeStart, Experience, Hello, Limits, Progress, Weights, encode
+from protocol.sockets import TOPIC_PROGRESS, TOPIC_WEIGHTS, SocketOptions, bind, bound_endpoint
+
+log = logging.getLogger("saclstm.learner")
+
+
+class Learner:
+    """Owns the sockets, the replay, the SAC state and the books; `run` is the loop above."""
+
+    def __init__(self, cfg: LearnerConfig) -> None:
+        self.cfg = cfg
+        self.session = secrets.randbits(63)
+        if cfg.threads:
+            torch.set_num_threads(cfg.threads)
+        torch.manual_seed(cfg.seed)
+        np.seterr(invalid="ignore")  # the codec's one-dot finiteness check may see NaN on bad input
+        self.ctx = zmq.Context()
+        opts = SocketOptions(max_message_bytes=cfg.max_message_bytes, rcvhwm=10000, sndhwm=16)
+        self.pull = bind(self.ctx, zmq.PULL, cfg.ingest, opts)
+        self.pub = bind(self.ctx, zmq.PUB, cfg.weights, opts)
+        self.metrics_sock = bind(self.ctx, zmq.PUB, cfg.metrics, SocketOptions(sndhwm=100))
+        self.endpoints = {name: bound_endpoint(s) for name, s in
+                          (("ingest", self.pull), ("weights", self.pub), ("metrics", self.metrics_sock))}
+        self.metrics = MetricsOut(self.metrics_sock, cfg.metrics_path)
+        self.ingest = Ingest(Limits(max_message_bytes=cfg.max_message_bytes, obs_dim=cfg.obs_dim, act_dim=cfg.act_dim),
+                             self._hello, self._experience, self._episode_start)
+        self.sac: SAC | None = None
+        self.replay: SequenceReplay | None = None
+        self.low = self.high = np.zeros(0, np.float32)
+        self.version = 0
+        self.grad_steps = 0
+        self.debt = 0.0
+        self.passes = 0
+        self.stop_hooks: list[Callable[[], None]] = []
+        self._stopping = False
+        self._blob: bytes | None = None
+        self._last_publish = self._last_progress = self._last_health = self._last_hello_publish = 0.0
+        self._started = time.monotonic()
+        self._ingest_rate, self._step_rate = Rate(), Rate()
+        self._seq = 0
+        if cfg.obs_dim and cfg.act_dim and cfg.act_low and cfg.act_high:
+            self._build(cfg.obs_dim, cfg.act_dim, np.array(cfg.act_low, np.float32), np.array(cfg.act_high, np.float32))
+
+    # -- model ---------------------------------------------------------------------------
+
+    def _build(self, obs_dim: int, act_dim: int, low: np.ndarray, high: np.ndarray) -> None:
+        cfg = self.cfg
+        arch = Arch(obs_dim, act_dim, cfg.hidden, cfg.fc, cfg.prev_action,
+                    act_low=tuple(float(x) for x in low), act_high=tuple(float(x) for x in high))
+        sac_cfg = SACConfig(cfg.gamma, cfg.tau, cfg.actor_lr, cfg.critic_lr, cfg.alpha_lr, cfg.init_alpha, cfg.burn_in,
+                            cfg.grad_clip, cfg.amp, cfg.use_stored_state)
+        self.sac = SAC(arch, sac_cfg, cfg.device)
+        self.replay = SequenceReplay(cfg.capacity, cfg.seq_len, cfg.overlap, obs_dim, act_dim,
+                                     state_dim=cfg.hidden, opponent_policy=cfg.opponent_policy, seed=cfg.seed)
+        self.low, self.high = low.astype(np.float32), high.astype(np.float32)
+        self.ingest.limits = Limits(max_message_bytes=cfg.max_message_bytes, obs_dim=obs_dim, act_dim=act_dim)
+        log.info("model: obs_dim %d, act_dim %d, hidden %d; replay %d transitions in %d chunks of %d, %.1f MiB",
+                 obs_dim, act_dim, cfg.hidden, self.replay.capacity, self.replay.slots, cfg.seq_len,
+                 self.replay.nbytes / 2**20)
+        self._new_version()
+
+    def _hello(self, msg: Hello) -> str | None:
+        """Adopt the first hello's shapes when none were configured; refuse a hello that disagrees."""
+        if self.sac is None:
+            self._build(msg.obs_dim, msg.act_dim, msg.act_low, msg.act_high)
+        assert self.sac is not None
+        arch = self.sac.arch
+        if (msg.obs_dim, msg.act_dim) != (arch.obs_dim, arch.act_dim):
+            return "dims_mismatch"
+        if not (np.allclose(msg.act_low, self.low) and np.allclose(msg.act_high, self.high)):
+            return "bounds_mismatch"
+        now = time.monotonic()
+        if now - self._last_hello_publish > 0.2:  # a burst of hellos costs one publish
+            self._last_hello_publish = now
+            self._publish_weights()
+        return None
+
+    def _experience(self, msg: Experience) -> None:
+        assert self.replay is not None
+        prev = normalise_actions(msg.prev_action, self.low, self.high) if msg.prev_action is not None else None
+        state = (msg.h0, msg.c0) if msg.h0 is not None and msg.c0 is not None else None
+        self.replay.add((msg.sender, msg.bot), msg.episode, msg.t0, msg.version, msg.obs,
+                        normalise_actions(msg.action, self.low, self.high), msg.reward, msg.next_obs,
+                        bool(msg.terminated[-1]), bool(msg.truncated[-1]), prev, state)
+
+    def _episode_start(self, msg: EpisodeStart) -> None:
+        if self.replay is not None and self.replay.episode_start((msg.sender, msg.bot), msg.opponent):
+            log.info("opponent of %s/%s is now %r: its old experience was cleared", msg.sender, msg.bot, msg.opponent)
+
+    # -- the loop ------------------------------------------------------------------------
+
+    def run(self) -> None:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: self.request_stop())
+        log.info("learner up: ingest %s, weights %s, metrics %s", *self.endpoints.values())
+        poller = zmq.Poller()
+        poller.register(self.pull, zmq.POLLIN)
+        try:
+            while not self._stopping:
+                self.step(poller)
+        finally:
+            self.close()
+
+    def step(self, poller: zmq.Poller) -> None:
+        """One pass: drain, train, publish, report."""
+        timeout = 0 if self.debt >= 1 else 50
+        drained = 0
+        if poller.poll(timeout):
+            drained = self._drain()
+        trained, losses = self._train()
+        now = time.monotonic()
+        if trained and now - self._last_publish >= 1.0 / self.cfg.publish_hz:
+            self._new_version()
+        elif self._blob is not None and now - self._last_publish >= self.cfg.republish_s:
+            self._publish_weights()
+        if trained or now - self._last_progress >= 1.0:
+            self._publish_progress()
+        if trained:
+            self._pass_metrics(drained, trained, losses)
+        if now - self._last_health >= 1.0:
+            self._last_health = now
+            self.metrics.health(self.health())
+        self.passes += 1
+
+    def _drain(self) -> int:
+        steps = 0
+        for _ in range(self.cfg.max_drain):
+            try:
+                frame = self.pull.recv(zmq.NOBLOCK, copy=True)
+            except zmq.Again:
+                break
+            before = self.ingest.received_steps
+            self.ingest.handle(frame, self.version)
+            added = self.ingest.received_steps - before
+            steps += added
+            self._add_debt(added)
+        return steps
+
+    def _add_debt(self, added: int) -> None:
+        """UTD x steps drained, counting only steps past learning_starts."""
+        total = self.ingest.received_steps
+        counted = max(0, total - max(total - added, self.cfg.learning_starts))
+        self.debt += self.cfg.utd_ratio * counted
+
+    def _train(self) -> tuple[int, dict[str, float]]:
+        if self.sac is None or self.replay is None or self.debt < 1 or self.replay.n_live == 0:
+            return 0, {}
+        n = min(int(self.debt), self.cfg.max_steps_per_pass)
+        totals: dict[str, float] = {}
+        for _ in range(n):
+            out = self.sac.update(self._batch())
+            for key, value in out.items():
+                totals[key] = totals.get(key, 0.0) + value
+        self.debt -= n
+        self.grad_steps += n
+        return n, {k: v / n for k, v in totals.items()}
+
+    def _batch(self) -> Batch:
+        assert self.replay is not None and self.sac is not None
+        s = self.replay.sample(self.cfg.batch_size)
+        dev = self.sac.device
+
+        def t(a: np.ndarray | None) -> torch.Tensor | None:
+            return None if a is None else torch.from_numpy(a).to(dev, non_blocking=True)
+
+        return Batch(t(s.obs), t(s.action), t(s.prev_action), t(s.reward), t(s.terminated), t(s.mask),  # type: ignore[arg-type]
+                     t(s.h0), t(s.c0))
+
+    # -- publishing ----------------------------------------------------------------------
+
+    def _new_version(self) -> None:
+        assert self.sac is not None
+        self.version += 1
+        params = actor_to_blob(self.sac.actor)
+        self._blob = encode(Weights("learner", self._next_seq(), self.version, blob_rev(params),
+                                    self.sac.arch.to_wire(), params, self.grad_steps))
+        self._publish_weights()
+
+    def _publish_weights(self) -> None:
+        if self._blob is None:
+            return
+        self._last_publish = time.monotonic()
+        try:
+            self.pub.send_multipart([TOPIC_WEIGHTS, self._blob], zmq.NOBLOCK, copy=False)
+        except zmq.Again:
+            pass
+
+    def _publish_progress(self) -> None:
+        self._last_progress = time.monotonic()
+        msg = Progress("learner", self._next_seq(), self.ingest.received_steps, self.grad_steps,
+                       self.cfg.utd_ratio, self.cfg.learning_starts, self.version, self.session,
+                       {name: s.received for name, s in self.ingest.senders.items()})
+        try:
+            self.pub.send_multipart([TOPIC_PROGRESS, encode(msg)], zmq.NOBLOCK)
+        except zmq.Again:
+            pass
+
+    def _next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    def _pass_metrics(self, drained: int, trained: int, losses: dict[str, float]) -> None:
+        assert self.replay is not None
+        received = self.ingest.received_steps
+        past_start = max(0, received - self.cfg.learning_starts)
+        self.metrics.pass_line({
+            "time": time.time(), "epoch": self.passes, "steps": self.grad_steps, "env_steps": received,
+            "buffer_size": self.replay.transitions, "drained": drained, "grad_steps": trained, **losses,
+            "utd_target": self.cfg.utd_ratio, "utd_achieved": self.grad_steps / past_start if past_start else 0.0,
+            "ingest_tps": self._ingest_rate.add(received), "version": self.version,
+            "rejects": dict(self.ingest.rejects), "policy_lag": lag_summary(self.ingest.lag),
+            "recent_return": self.recent_return(),
+        })
+
+    def recent_return(self, window: int = 10) -> float | None:
+        train = [r for _, r, ev in self.ingest.returns if not ev][-window:]
+        return float(np.mean(train)) if train else None
+
+    def health(self) -> dict[str, Any]:
+        now = time.monotonic()
+        received = self.ingest.received_steps
+        past_start = max(0, received - self.cfg.learning_starts)
+        return {
+            "time": time.time(), "uptime_s": now - self._started, "version": self.version, "session": self.session,
+            "grad_steps": self.grad_steps, "env_steps": received, "episodes": self.ingest.episodes_done,
+            "utd_target": self.cfg.utd_ratio, "utd_achieved": self.grad_steps / past_start if past_start else 0.0,
+            "updates_per_s": self._step_rate.add(self.grad_steps),
+            "actors": [s.as_dict(now, self.cfg.dead_after_s) for s in self.ingest.senders.values()],
+            "rejects": dict(self.ingest.rejects), "policy_lag": lag_summary(self.ingest.lag),
+            "replay": {"transitions": self.replay.transitions if self.replay else 0,
+                       "capacity": self.replay.capacity if self.replay else self.cfg.capacity,
+                       "bytes": self.replay.nbytes if self.replay else 0,
+                       "cleared": self.replay.dropped_by_clear if self.replay else 0},
+            "recent_return": self.recent_return(),
+            "returns": [(t, r, ev) for t, r, ev in list(self.ingest.returns)[-20:]],
+        }
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def request_stop(self) -> None:
+        self._stopping = True
+
+    def close(self) -> None:
+        for hook in self.stop_hooks:
+            try:
+                hook()
+            except Exception:
+                log.exception("stop hook failed")
+        self.metrics.health(self.health())
+        self.metrics.close()
+        for sock in (self.pull, self.pub, self.metrics_sock):
+            sock.close(linger=200)
+        self.ctx.term()
+        log.info("learner stopped after %d gradient steps, version %d", self.grad_steps, self.version)
