@@ -53,5 +53,7 @@ def main(argv: list[str] | None = None) -> int:
             json.dump({"sender": daemon.link.sender, "steps": daemon.steps, "returns": returns,
                        "sent": daemon.link.sent, "dropped": daemon.link.dropped,
                        "version": daemon.link.version(), "weights_received": daemon.link.weights.received,
+                       "first_weights_s": daemon.link.first_weights_s(),
+                       "versions_seen": sorted(daemon.link.weights.swapped_at),
                        "flow_waits": daemon.link.flow_waits, "flow_wait_s": daemon.link.flow_wait_s}, fh)
     return 0

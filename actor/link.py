@@ -57,6 +57,7 @@ class ActorLink:
         self.flow_wait_s = 0.0
         self._hello_failed: set[str] = set()
         self._born = time.monotonic()
+        self._first_logged = False
 
     def send(self, msg_for_seq, steps: int = 0) -> bool:
         """Encode with the next seq and send without blocking; count the steps either way."""
@@ -93,7 +94,10 @@ class ActorLink:
                 log.warning("the learner restarted (new session); saying hello again, acting on weights version %s meanwhile",
                             self.version())
             self._session = progress.session
-        if restarted or self._hello_failed or (self.weights.latest() is None and now - self._last_hello >= 1.0):
+        if self._first_logged is False and self.weights.latest() is not None:
+            self._first_logged = True
+            log.info("first weights: version %d, %.3f s after connecting", self.version(), self.first_weights_s() or 0.0)
+        if restarted or self._hello_failed or (self.weights.latest() is None and now - self._last_hello >= 0.1):
             self._last_hello = now
             for spec in self.bots.values():
                 if restarted or spec.name in self._hello_failed or self.weights.latest() is None:
@@ -108,6 +112,11 @@ class ActorLink:
         if now - self._last_heartbeat >= self.cfg.heartbeat_s:
             self._last_heartbeat = now
             self.send(lambda s, q: Heartbeat(s, q, self.rounds, self.episodes, self.sent, self.dropped))
+
+    def first_weights_s(self) -> float | None:
+        """Seconds from connecting to holding the first weights (the learner promises about one)."""
+        times = self.weights.swapped_at
+        return min(times.values()) - self._born if times else None
 
     def version(self) -> int:
         policy = self.weights.latest()

@@ -47,6 +47,13 @@ class SACConfig:
     use_stored_state: bool = False
 
 
+def soft_target(reward: torch.Tensor, terminated: torch.Tensor, next_q: torch.Tensor, next_log_pi: torch.Tensor,
+                alpha: torch.Tensor, gamma: float) -> torch.Tensor:
+    """r + gamma (1 - terminated) (Q'(h', a') - alpha log pi(a'|h')): a terminal state has no future;
+    a truncated one (terminated = 0) still bootstraps from its next observation."""
+    return reward + gamma * (1.0 - terminated) * (next_q - alpha * next_log_pi)
+
+
 def inputs(batch: Batch, prev_action: bool) -> torch.Tensor:
     """Network input for every step 0..T: the observation, then the previous action if the arch wants it."""
     if not prev_action:
@@ -97,7 +104,7 @@ class SAC:
         cfg, b = self.cfg, self.cfg.burn_in
         x, actor_state, critic_states, target_states = self._burn_in(inputs(batch, self.arch.prev_action), batch)
         action, reward = batch.action[:, b:], batch.reward[:, b:]
-        not_done, mask = 1.0 - batch.terminated[:, b:], batch.mask[:, b:]
+        terminated, mask = batch.terminated[:, b:], batch.mask[:, b:]
         count = mask.sum().clamp(min=1.0)
         alpha = self.log_alpha.exp().detach()
 
@@ -110,7 +117,7 @@ class SAC:
                 next_q = torch.min(*[
                     t.q(t.features(x, s)[0][:, 1:], pi[:, 1:]) for t, s in zip(self.targets, target_states)
                 ])
-                target = reward + cfg.gamma * not_done * (next_q.float() - alpha * log_pi[:, 1:].float())
+                target = soft_target(reward, terminated, next_q.float(), log_pi[:, 1:].float(), alpha, cfg.gamma)
             # Critic loss on the replayed actions; padding and burn-in masked out.
             hs = [c.features(x, s)[0] for c, s in zip(self.critics, critic_states)]
             q_values = [c.q(h[:, :-1], action).float() for c, h in zip(self.critics, hs)]

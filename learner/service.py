@@ -70,6 +70,9 @@ class Learner:
         self._started = time.monotonic()
         self._ingest_rate, self._step_rate = Rate(), Rate()
         self._seq = 0
+        # The first Adam of a process costs about a second (torch.optim's lazy imports); pay it now,
+        # not when the first hello is waiting for weights.
+        torch.optim.Adam([torch.zeros(1, requires_grad=True)])
         if cfg.obs_dim and cfg.act_dim and cfg.act_low and cfg.act_high:
             self._build(cfg.obs_dim, cfg.act_dim, np.array(cfg.act_low, np.float32), np.array(cfg.act_high, np.float32))
 
@@ -102,7 +105,7 @@ class Learner:
         if not (np.allclose(msg.act_low, self.low) and np.allclose(msg.act_high, self.high)):
             return "bounds_mismatch"
         now = time.monotonic()
-        if now - self._last_hello_publish > 0.2:  # a burst of hellos costs one publish
+        if now - self._last_hello_publish > 0.05:  # a burst of hellos costs one publish
             self._last_hello_publish = now
             self._publish_weights()
         return None

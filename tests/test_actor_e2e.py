@@ -1,0 +1,81 @@
+"""A real learner and real actor daemons on Pendulum: weights, accounting, eval, restarts, flow control."""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+
+import pytest
+
+from tests.procs import Procs, Watch, actor_stats
+
+LEARNER = ("--hidden", "16", "--fc", "16", "--seq-len", "8", "--overlap", "4", "--batch-size", "8",
+           "--learning-starts", "300", "--publish-hz", "20")
+ACTOR = ("--env", "Pendulum-v1", "--obs-mask", "2", "--flush-steps", "16")
+
+pytestmark = pytest.mark.slow
+
+
+def report(tmp: Path, name: str) -> dict:
+    return json.loads((tmp / f"{name}.json").read_text())
+
+
+def test_two_actors_and_an_eval_actor(procs: Procs, eps: dict[str, str], tmp_path: Path) -> None:
+    watch = Watch(eps["metrics"])
+    try:
+        procs.learner(eps, *LEARNER)
+        watch.wait(lambda h: True, 60, "the learner")
+        actors = {name: procs.actor(eps, name, *ACTOR, "--max-steps", "1600", "--seed", str(i),
+                                    "--report", str(tmp_path / f"{name}.json"))
+                  for i, name in enumerate(("a1", "a2"))}
+        actors["ev"] = procs.actor(eps, "ev", *ACTOR, "--eval", "--max-episodes", "2", "--report", str(tmp_path / "ev.json"))
+        for name, proc in actors.items():
+            assert proc.wait(timeout=240) == 0, procs.log(name)
+        health = watch.wait(lambda h: all((actor_stats(h, n) or {}).get("bye") for n in actors), 30, "three byes")
+
+        for name in ("a1", "a2"):
+            rep, stats = report(tmp_path, name), actor_stats(health, name)
+            assert rep["first_weights_s"] is not None and rep["first_weights_s"] < 1.0, rep
+            assert rep["steps"] == rep["sent"] + rep["dropped"] == 1600
+            assert stats["sent"] == rep["sent"] and stats["dropped"] == rep["dropped"]
+            assert stats["received"] + stats["rejected"] == stats["sent"], stats
+            assert len(rep["versions_seen"]) > 3 and rep["versions_seen"] == sorted(rep["versions_seen"])
+
+        ev, ev_stats = report(tmp_path, "ev"), actor_stats(health, "ev")
+        assert len(ev["returns"]) == 2 and ev["sent"] == 0
+        assert ev_stats["received"] == 0 and ev_stats["rejected"] == 0 and ev_stats["eval_bots"] == ["bot0"]
+        assert "EVAL MODE" in procs.log("ev")
+
+        # Rate-limited flow control: achieved UTD within 10% of the target while the actors ran.
+        late = [p for p in watch.passes if p["env_steps"] >= 2000]
+        assert late, "no training pass after 2000 steps"
+        assert all(0.9 <= p["utd_achieved"] <= 1.1 for p in late), [p["utd_achieved"] for p in late]
+    finally:
+        watch.close()
+
+
+def test_actors_survive_a_learner_restart(procs: Procs, eps: dict[str, str], tmp_path: Path) -> None:
+    watch = Watch(eps["metrics"])
+    try:
+        first = procs.learner(eps, *LEARNER)
+        watch.wait(lambda h: True, 60, "the learner")
+        actors = [procs.actor(eps, name, *ACTOR, "--flow", "realtime") for name in ("r1", "r2")]
+        watch.wait(lambda h: all((actor_stats(h, n) or {}).get("received", 0) > 300 for n in ("r1", "r2")),
+                   60, "both actors feeding the first learner")
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=10)
+        watch.close()
+        watch = Watch(eps["metrics"])
+        procs.learner(eps, *LEARNER, name="learner2")
+        health = watch.wait(lambda h: all((actor_stats(h, n) or {}).get("received", 0) > 300 for n in ("r1", "r2"))
+                            and h["version"] > 2, 90, "the same actors feeding the restarted learner")
+        assert all(a.poll() is None for a in actors), "an actor died with the learner"
+        assert health["grad_steps"] > 0
+        for name in ("r1", "r2"):
+            assert "learner restarted" in procs.log(name)
+            assert "Traceback" not in procs.log(name)
+        for a in actors:
+            assert procs.stop(a) == 0
+    finally:
+        watch.close()

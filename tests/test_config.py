@@ -1,0 +1,56 @@
+"""Configuration: TOML, then SACLSTM_* environment, then flags; bad values fail at start with the key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from actor.config import ActorConfig
+from learner.cli import parser as learner_parser
+from learner.config import LearnerConfig
+from protocol.config import ConfigError, build, load
+
+
+def test_layers_flags_over_env_over_toml(tmp_path: Path) -> None:
+    toml = tmp_path / "run.toml"
+    toml.write_text("[learner]\nutd_ratio = 2.0\nbatch_size = 8\nhidden = 64\n")
+    args = learner_parser().parse_args(["--config", str(toml), "--hidden", "32"])
+    cfg = load(LearnerConfig, args, {"SACLSTM_BATCH_SIZE": "24", "SACLSTM_UNRELATED": "x"}, "learner")
+    assert (cfg.utd_ratio, cfg.batch_size, cfg.hidden) == (2.0, 24, 32)
+
+
+def test_seed_knob_names_still_work() -> None:
+    env = {"SACLSTM_UTD_RATIO": "4", "SACLSTM_BATCH_SIZE": "32", "SACLSTM_SAVE_INTERVAL": "250",
+           "SACLSTM_WEIGHTS_PATH": "/tmp/w.ckpt"}
+    cfg = load(LearnerConfig, learner_parser().parse_args([]), env, "learner")
+    assert (cfg.utd_ratio, cfg.batch_size, cfg.save_interval, cfg.weights_path) == (4.0, 32, 250, "/tmp/w.ckpt")
+    assert build(ActorConfig, {"eval_mode": "1"}).eval_mode is True
+
+
+@pytest.mark.parametrize("key,value,words", [
+    ("batch_size", "sixteen", "batch_size"),
+    ("utd_ratio", "0", "never trains"),
+    ("overlap", "32", "seq_len-1"),
+    ("capacity", "100", "learning_starts"),
+    ("opponent_policy", "forget", "keep or clear"),
+    ("bogus_key", "1", "unknown key"),
+])
+def test_bad_values_name_key_and_reason(key: str, value: str, words: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        build(LearnerConfig, {key: value})
+    assert words in str(info.value)
+
+
+def test_bad_toml_is_a_clear_error(tmp_path: Path) -> None:
+    toml = tmp_path / "bad.toml"
+    toml.write_text("[learner\nhidden = ")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load(LearnerConfig, learner_parser().parse_args(["--config", str(toml)]), {}, "learner")
+
+
+def test_actor_tuple_fields_parse_from_text() -> None:
+    assert build(ActorConfig, {"obs_mask": "2"}).obs_mask == (2,)
+    assert build(ActorConfig, {"obs_mask": [0, 1]}).obs_mask == (0, 1)
+    with pytest.raises(ConfigError, match="flow"):
+        build(ActorConfig, {"flow": "sometimes"})
