@@ -98,6 +98,9 @@ class ActorDaemon:
             "realtime" if self.link.realtime else "rate-limited")
         log.info("actor %s: %d bot(s) on %s, obs %s, mode %s", self.link.sender, len(self.envs), self.cfg.env,
                  [int(i) for i in self.envs[0].idx], mode)
+        if self.cfg.eval_mode and not self._await_weights(30.0):
+            self.close()
+            raise SystemExit(1)
         obs = [env.reset(seed=self.cfg.seed + i) for i, env in enumerate(self.envs)]
         for client in self.clients:
             client.new_episode()
@@ -109,6 +112,17 @@ class ActorDaemon:
                 self.link.rounds += 1
         finally:
             self.close()
+
+    def _await_weights(self, timeout: float) -> bool:
+        """An eval with random actions would score nothing we trained: wait for real weights."""
+        deadline = time.monotonic() + timeout
+        while self.link.weights.latest() is None and time.monotonic() < deadline and not self.stop_event.is_set():
+            self.link.housekeeping()
+            time.sleep(0.01)
+        if self.link.weights.latest() is None:
+            log.error("eval mode: no weights from the learner within %.0f s; nothing to evaluate", timeout)
+            return False
+        return True
 
     def _step(self, env: MaskedEnv, client: BotClient, obs: np.ndarray) -> np.ndarray:
         action = client.act(obs)

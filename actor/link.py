@@ -141,9 +141,7 @@ class ActorLink:
                     self._flow_warned = True
                 break
             self._flow_warned = False
-            consumed = progress.learning_starts + progress.grad_steps / max(progress.utd, 1e-9)
-            in_flight = max(0, self.sent - (progress.per_sender or {}).get(self.sender, self.sent))
-            if progress.received + in_flight <= consumed + self.cfg.flow_tolerance:
+            if self._may_step(progress):
                 break
             if getattr(stop, "is_set", lambda: False)():
                 break
@@ -153,6 +151,15 @@ class ActorLink:
         if waited > 0.001:
             self.flow_waits += 1
             self.flow_wait_s += waited
+
+    def _may_step(self, progress) -> bool:
+        """The learner's slack (steps it may still take in at its UTD) is shared by the actors it knows:
+        this one may step while its own unreceived steps fit in its share."""
+        consumed = progress.learning_starts + progress.grad_steps / max(progress.utd, 1e-9)
+        slack = consumed + self.cfg.flow_tolerance - progress.received
+        per_sender = progress.per_sender or {}
+        in_flight = max(0, self.sent - per_sender.get(self.sender, 0))
+        return in_flight < slack / max(1, len(per_sender))
 
     def close(self) -> None:
         """Say bye with the final counts, then close; never hangs (finite linger)."""

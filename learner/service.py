@@ -148,7 +148,7 @@ class Learner:
             self._new_version()
         elif self._blob is not None and now - self._last_publish >= self.cfg.republish_s:
             self._publish_weights()
-        if trained or now - self._last_progress >= 1.0:
+        if trained or (drained and now - self._last_progress >= 0.02) or now - self._last_progress >= 1.0:
             self._publish_progress()
         if trained:
             self._pass_metrics(drained, trained, losses)
@@ -186,8 +186,10 @@ class Learner:
             out = self.sac.update(self._batch())
             for key, value in out.items():
                 totals[key] = totals.get(key, 0.0) + value
-        self.debt -= n
-        self.grad_steps += n
+            self.debt -= 1
+            self.grad_steps += 1
+            if time.monotonic() - self._last_progress >= 0.5:  # a slow pass must not look like a dead learner
+                self._publish_progress()
         return n, {k: v / n for k, v in totals.items()}
 
     def _batch(self) -> Batch:

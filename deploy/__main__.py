@@ -1,0 +1,5 @@
+import sys
+
+from deploy.cli import main
+
+sys.exit(main())

@@ -1,0 +1,116 @@
+"""Transitions per second from actor-side PUSH sockets into the replay buffer, 64 steps per message.
+
+Ours: the real learner ingest path (PULL, decode with full validation,
+per-sender books, action normalisation, chunked replay insert). Beside it, in
+the same run and on the same bytes: a bare PULL + msgpack + numpy ring.
+The frames are encoded once up front by a sender process, so both sides
+measure receiving, not sending. Last line: one JSON object.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import time
+
+import msgpack
+import numpy as np
+import zmq
+
+from learner.ingest import Ingest, normalise_actions
+from learner.replay import SequenceReplay
+from protocol import Experience, Hello, Limits, encode
+
+N, D, A = 64, 35, 4
+MESSAGES = 20000
+
+
+def frames(sender: str) -> list[bytes]:
+    rng = np.random.default_rng(0)
+    f = np.float32
+    one = np.ones(A, f)
+    out = [encode(Hello(sender, 0, "bot", D, A, -np.ones(D, f), np.ones(D, f), -one, one))]
+    for i in range(MESSAGES):
+        out.append(encode(Experience(sender, i + 1, "bot", i // 3, (i % 3) * N, 1, rng.standard_normal((N, D)).astype(f),
+                                     rng.uniform(-1, 1, (N, A)).astype(f), rng.standard_normal(N).astype(f),
+                                     rng.standard_normal((N, D)).astype(f), np.zeros(N, bool),
+                                     np.arange(N) == N - 1 if i % 3 == 2 else np.zeros(N, bool))))
+    return out
+
+
+def push(endpoint: str, ready: mp.Event) -> None:
+    data = frames("bench")
+    ctx = zmq.Context()
+    sock = ctx.socket(zmq.PUSH)
+    sock.setsockopt(zmq.SNDHWM, 0)
+    sock.connect(endpoint)
+    ready.wait()
+    for frame in data:
+        sock.send(frame)
+    sock.close(linger=-1)
+    ctx.term()
+
+
+def ours(sock: zmq.Socket) -> int:
+    replay = SequenceReplay(2_000_000, 32, 16, D, A)
+    low, high = -np.ones(A, np.float32), np.ones(A, np.float32)
+
+    def add(msg: Experience) -> None:
+        replay.add((msg.sender, msg.bot), msg.episode, msg.t0, msg.version, msg.obs, normalise_actions(msg.action, low, high),
+                   msg.reward, msg.next_obs, bool(msg.terminated[-1]), bool(msg.truncated[-1]))
+
+    ingest = Ingest(Limits(obs_dim=D, act_dim=A), lambda h: None, add, lambda e: None)
+    for _ in range(MESSAGES + 1):
+        ingest.handle(sock.recv(), 1)
+    return ingest.received_steps
+
+
+def bare(sock: zmq.Socket) -> int:
+    cap = 2_000_000
+    obs, nxt = np.zeros((cap, D), np.float32), np.zeros((cap, D), np.float32)
+    act, rew = np.zeros((cap, A), np.float32), np.zeros(cap, np.float32)
+    i = 0
+    sock.recv()  # the hello
+    for _ in range(MESSAGES):
+        m = msgpack.unpackb(sock.recv())
+        n = m["reward"]["shape"][0]
+        j = i % (cap - n)
+        obs[j:j + n] = np.frombuffer(m["obs"]["data"], np.float32).reshape(n, D)
+        nxt[j:j + n] = np.frombuffer(m["next_obs"]["data"], np.float32).reshape(n, D)
+        act[j:j + n] = np.frombuffer(m["action"]["data"], np.float32).reshape(n, A)
+        rew[j:j + n] = np.frombuffer(m["reward"]["data"], np.float32)
+        i += n
+    return i
+
+
+def measure(consume) -> float:
+    ctx = zmq.Context()
+    sock = ctx.socket(zmq.PULL)
+    sock.setsockopt(zmq.RCVHWM, 0)
+    port = sock.bind_to_random_port("tcp://127.0.0.1")
+    ready = mp.Event()
+    proc = mp.Process(target=push, args=(f"tcp://127.0.0.1:{port}", ready))
+    proc.start()
+    ready.set()
+    sock.poll(60_000)
+    time.sleep(3.0)  # let the sender queue everything: we time receiving, not sending
+    start = time.perf_counter()
+    steps = consume(sock)
+    elapsed = time.perf_counter() - start
+    proc.join()
+    sock.close(0)
+    ctx.term()
+    return steps / elapsed
+
+
+def main() -> None:
+    figures = {"ingest_tps": measure(ours), "raw_tps": measure(bare)}
+    figures["ratio"] = figures["ingest_tps"] / figures["raw_tps"]
+    print(f"learner ingest path: {figures['ingest_tps']:>12,.0f} transitions/s")
+    print(f"bare PULL+msgpack+ring: {figures['raw_tps']:>9,.0f} transitions/s")
+    print(f"ratio {figures['ratio']:.2f} (target >= 0.5)")
+    print(json.dumps({k: round(v, 3) for k, v in figures.items()}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,143 @@
+"""Full SAC updates per second (critics, actor, temperature, targets) at batch 16, sequence 32.
+
+Beside ours, in the same run, a plain PyTorch version of the same update
+written the straightforward way (the reference): the same networks, but every
+network unrolled once per use (the actor on obs and again on next obs, each
+critic for its loss and again for the actor's), per-parameter Polyak loops.
+For information also the seed's critic design (the action goes into the
+LSTM, so every new action costs an unroll), written the same plain way.
+Last line: one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from learner.networks import Arch, squashed_log_prob
+from learner.sac import SAC, Batch, SACConfig
+
+B, T, OBS, ACT = 16, 32, 35, 4
+
+
+def batch() -> Batch:
+    g = torch.Generator().manual_seed(0)
+    return Batch(torch.randn(B, T + 1, OBS, generator=g), torch.rand(B, T, ACT, generator=g) * 2 - 1,
+                 torch.zeros(B, ACT), torch.randn(B, T, generator=g), torch.zeros(B, T), torch.ones(B, T))
+
+
+class RefActor(nn.Module):
+    def __init__(self, h: int) -> None:
+        super().__init__()
+        self.inp, self.lstm, self.fc = nn.Linear(OBS, h), nn.LSTM(h, h, batch_first=True), nn.Linear(h, 128)
+        self.mean, self.log_std = nn.Linear(128, ACT), nn.Linear(128, ACT)
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        y = F.relu(self.fc(self.lstm(F.relu(self.inp(obs)))[0]))
+        mean, log_std = self.mean(y), self.log_std(y).clamp(-5, 2)
+        u = mean + log_std.exp() * torch.randn_like(mean)
+        return torch.tanh(u), squashed_log_prob(u, mean, log_std)
+
+
+class RefCritic(nn.Module):
+    """Ours: obs history -> linear -> LSTM, then [h_t, a_t] -> linear(128) -> Q.
+    The seed's (seed=True): (obs, action) -> linear -> LSTM -> linear(128) -> Q."""
+
+    def __init__(self, h: int, seed: bool) -> None:
+        super().__init__()
+        self.seed = seed
+        self.inp, self.lstm = nn.Linear(OBS + (ACT if seed else 0), h), nn.LSTM(h, h, batch_first=True)
+        self.fc, self.out = nn.Linear(h + (0 if seed else ACT), 128), nn.Linear(128, 1)
+
+    def forward(self, obs: torch.Tensor, act: torch.Tensor) -> torch.Tensor:
+        if self.seed:
+            z = self.lstm(F.relu(self.inp(torch.cat([obs, act], -1))))[0]
+        else:
+            z = torch.cat([self.lstm(F.relu(self.inp(obs)))[0], act], -1)
+        return self.out(F.relu(self.fc(z))).squeeze(-1)
+
+
+class Reference:
+    """The straightforward update: one unroll per use, as a first implementation would write it."""
+
+    def __init__(self, h: int, seed_critic: bool = False) -> None:
+        self.actor = RefActor(h)
+        self.q1, self.q2, self.t1, self.t2 = (RefCritic(h, seed_critic) for _ in range(4))
+        self.t1.load_state_dict(self.q1.state_dict())
+        self.t2.load_state_dict(self.q2.state_dict())
+        self.log_alpha = torch.zeros(1, requires_grad=True)
+        self.aopt = torch.optim.Adam(self.actor.parameters(), 3e-4)
+        self.copt = torch.optim.Adam(list(self.q1.parameters()) + list(self.q2.parameters()), 3e-4)
+        self.alpha_opt = torch.optim.Adam([self.log_alpha], 3e-4)
+
+    def update(self, b: Batch) -> None:
+        obs, nxt = b.obs[:, :-1], b.obs[:, 1:]
+        alpha = self.log_alpha.exp().detach()
+        with torch.no_grad():
+            a2, logp2 = self.actor(nxt)
+            q_next = torch.min(self.t1(nxt, a2), self.t2(nxt, a2)) - alpha * logp2
+            y = b.reward + 0.99 * (1 - b.terminated) * q_next
+        loss = ((self.q1(obs, b.action) - y).pow(2) * b.mask).mean() + ((self.q2(obs, b.action) - y).pow(2) * b.mask).mean()
+        self.copt.zero_grad()
+        loss.backward()
+        self.copt.step()
+        a, logp = self.actor(obs)
+        actor_loss = ((alpha * logp - torch.min(self.q1(obs, a), self.q2(obs, a))) * b.mask).mean()
+        self.aopt.zero_grad()
+        actor_loss.backward()
+        self.aopt.step()
+        alpha_loss = -(self.log_alpha * (logp.detach() - ACT)).mean()
+        self.alpha_opt.zero_grad()
+        alpha_loss.backward()
+        self.alpha_opt.step()
+        with torch.no_grad():
+            for q, t in ((self.q1, self.t1), (self.q2, self.t2)):
+                for p, tp in zip(q.parameters(), t.parameters()):
+                    tp.mul_(0.995).add_(0.005 * p)
+
+
+def rate(update, b: Batch, seconds: float) -> float:
+    for _ in range(3):
+        update(b)
+    n, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        update(b)
+        n += 1
+    return n / (time.perf_counter() - start)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seconds", type=float, default=6.0)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--amp", action="store_true", help="bf16 autocast for ours (must be shown to learn as well)")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    b, figures = batch(), {}
+    for h in (64, 128, 256):
+        sac = SAC(Arch(OBS, ACT, hidden=h, prev_action=False, act_low=(-1.0,) * ACT, act_high=(1.0,) * ACT),
+                  SACConfig(amp=args.amp))
+        figures[f"updates_per_s_h{h}"] = rate(sac.update, b, args.seconds)
+        print(f"saclstm   h={h:<4} {figures[f'updates_per_s_h{h}']:7.1f} updates/s "
+              f"({1000 / figures[f'updates_per_s_h{h}']:.1f} ms)", flush=True)
+    ref = Reference(256)
+    figures["reference_updates_per_s_h256"] = rate(ref.update, b, args.seconds)
+    print(f"reference h=256  {figures['reference_updates_per_s_h256']:7.1f} updates/s "
+          f"({1000 / figures['reference_updates_per_s_h256']:.1f} ms)")
+    figures["seed_critic_updates_per_s_h256"] = rate(Reference(256, seed_critic=True).update, b, args.seconds)
+    print(f"seed-style critic, plain, h=256 {figures['seed_critic_updates_per_s_h256']:7.1f} updates/s")
+    figures["ratio_h256"] = figures["updates_per_s_h256"] / figures["reference_updates_per_s_h256"]
+    figures["bots_at_utd1_h256"] = figures["updates_per_s_h256"] / 30.0
+    print(f"ratio saclstm/reference at h=256: {figures['ratio_h256']:.2f}; Tank Royale bots at 30 turns/s, UTD 1: "
+          f"{figures['bots_at_utd1_h256']:.2f} (target: updates_per_s_h256 >= 30)")
+    print(json.dumps({k: round(v, 3) for k, v in figures.items()} | {"threads": args.threads, "amp": args.amp}))
+
+
+if __name__ == "__main__":
+    main()

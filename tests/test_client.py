@@ -1,0 +1,101 @@
+"""The embeddable client on its own: bounds, batching, never blocking, counting drops."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import zmq
+
+from actor.client import BotClient
+from actor.config import ActorConfig
+from learner.networks import Actor, Arch, actor_to_blob, blob_rev
+from protocol import EpisodeEnd, EpisodeStart, Experience, Hello, Weights, decode
+from tests.procs import free_port
+
+LOW, HIGH = np.array([-2.0, 0.0], np.float32), np.array([2.0, 1.0], np.float32)
+
+
+def client(ingest: str, **kw: object) -> BotClient:
+    cfg = ActorConfig(ingest=ingest, weights=f"tcp://127.0.0.1:{free_port()}", actor_id="t", **kw)  # type: ignore[arg-type]
+    return BotClient.connect(cfg, "bot", -np.ones(3), np.ones(3), LOW, HIGH)
+
+
+def weights(version: int) -> Weights:
+    arch = Arch(3, 2, hidden=8, fc=8, act_low=tuple(map(float, LOW)), act_high=tuple(map(float, HIGH)))
+    params = actor_to_blob(Actor(arch))
+    return Weights("learner", version, version, blob_rev(params), arch.to_wire(), params, 0)
+
+
+def test_no_learner_means_drops_counted_and_no_waiting() -> None:
+    bot = client(f"tcp://127.0.0.1:{free_port()}", flush_steps=4, queue=2)
+    try:
+        obs = np.zeros(3, np.float32)
+        start = time.perf_counter()
+        for _ in range(400):
+            a = bot.act(obs)
+            assert np.all(a >= LOW) and np.all(a <= HIGH)
+            bot.step(obs, a, -1.0, obs, False, False)
+        assert (time.perf_counter() - start) / 400 < 0.005, "a tick waited on the network"
+        assert bot.link.dropped == 400 and bot.link.sent == 0
+    finally:
+        bot.close()
+
+
+def test_batches_flush_at_n_steps_and_episode_end_and_carry_the_version() -> None:
+    ctx = zmq.Context()
+    pull = ctx.socket(zmq.PULL)
+    port = pull.bind_to_random_port("tcp://127.0.0.1")
+    bot = client(f"tcp://127.0.0.1:{port}", flush_steps=8, flush_ms=60_000)
+    try:
+        bot.link.weights._policy = __import__("actor.policy").policy.LocalPolicy(weights(7))
+        bot.new_episode(opponent=42)
+        obs = np.zeros(3, np.float32)
+        for t in range(20):
+            a = bot.act(obs)
+            bot.step(obs, a, 1.0, obs, False, t == 19)
+        got = []
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not any(isinstance(m, EpisodeEnd) for m in got):
+            if pull.poll(100):
+                got.append(decode(pull.recv()))
+        kinds = [type(m).__name__ for m in got if not isinstance(m, Hello)]
+        assert kinds[:1] == ["EpisodeStart"] and kinds[-1] == "EpisodeEnd"
+        assert next(m for m in got if isinstance(m, EpisodeStart)).opponent == "42"
+        batches = [m for m in got if isinstance(m, Experience)]
+        assert [b.steps for b in batches] == [8, 8, 4] and [b.t0 for b in batches] == [0, 8, 16]
+        assert all(b.version == 7 for b in batches)
+        assert batches[-1].truncated[-1] and not batches[-1].terminated.any()
+        assert batches[1].prev_action is not None and np.allclose(batches[1].prev_action, batches[0].action[-1])
+        end = next(m for m in got if isinstance(m, EpisodeEnd))
+        assert end.ret == 20.0 and end.length == 20
+    finally:
+        bot.close()
+        pull.close(0)
+        ctx.term()
+
+
+def test_eval_mode_sends_no_experience_and_no_episode_start() -> None:
+    ctx = zmq.Context()
+    pull = ctx.socket(zmq.PULL)
+    port = pull.bind_to_random_port("tcp://127.0.0.1")
+    bot = client(f"tcp://127.0.0.1:{port}", eval_mode=True, flush_steps=2)
+    try:
+        bot.link.weights._policy = __import__("actor.policy").policy.LocalPolicy(weights(3))
+        bot.new_episode(opponent="x")
+        obs = np.ones(3, np.float32)
+        first = bot.act(obs)
+        bot.new_episode()
+        assert np.allclose(bot.act(obs), first), "eval actions must be deterministic"
+        for t in range(10):
+            bot.step(obs, bot.act(obs), 1.0, obs, t == 9, False)
+        kinds = set()
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline and "EpisodeEnd" not in kinds:
+            if pull.poll(100):
+                kinds.add(type(decode(pull.recv())).__name__)
+        assert "EpisodeEnd" in kinds and not kinds & {"Experience", "EpisodeStart"}
+    finally:
+        bot.close()
+        pull.close(0)
+        ctx.term()
