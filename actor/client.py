@@ -39,6 +39,7 @@ class BotClient:
         self.policy: LocalPolicy | None = None
         self.state: State | None = None
         self.prev_unit = np.zeros(self.act_dim, np.float32)  # previous action in [-1, 1]
+        self.prev_reward = 0.0
         self.episode = -1
         self.t = 0
         self.ret = 0.0
@@ -48,6 +49,7 @@ class BotClient:
         self._buf_start = 0.0
         self._batch_t0 = 0
         self._batch_prev = np.zeros(self.act_dim, np.float32)
+        self._batch_prev_reward = 0.0
         self._batch_state: State | None = None
         self._pre_state: State | None = None  # the LSTM state before the last act()
         self._batch_version = 0
@@ -77,7 +79,8 @@ class BotClient:
         if self.state is None:
             self.state = self.policy.initial_state()
         self._pre_state = self.state
-        action, self.state = self.policy.act(np.asarray(obs, np.float32), self.prev_unit, self.state, self.eval_mode)
+        action, self.state = self.policy.act(np.asarray(obs, np.float32), self.prev_unit, self.prev_reward, self.state,
+                                             self.eval_mode)
         return action
 
     def step(self, obs, action, reward: float, next_obs, terminated: bool, truncated: bool) -> None:
@@ -91,6 +94,7 @@ class BotClient:
             if not self._buf:
                 self._buf_start = time.monotonic()
                 self._batch_t0, self._batch_prev = self.t - 1, self.prev_unit.copy()
+                self._batch_prev_reward = self.prev_reward
                 self._batch_version = self.version
                 self._batch_state = self._pre_state if self.cfg.send_state else None
             self._buf.append((np.asarray(obs, np.float32), action, float(reward), np.asarray(next_obs, np.float32)))
@@ -100,6 +104,7 @@ class BotClient:
                 self._flush(False, False)
         low, high = self.spec.act_low, self.spec.act_high
         self.prev_unit = np.clip(2.0 * (action - low) / (high - low) - 1.0, -1.0, 1.0).astype(np.float32)
+        self.prev_reward = float(reward)
         if terminated or truncated:
             self.end_episode()
 
@@ -110,6 +115,7 @@ class BotClient:
         self.episode += 1
         self.t, self.ret = 0, 0.0
         self.prev_unit = np.zeros(self.act_dim, np.float32)
+        self.prev_reward = 0.0
         self.state = self.policy.initial_state() if self.policy is not None else None
         if not self.eval_mode:
             key = "" if opponent is None else str(opponent)
@@ -160,4 +166,5 @@ class BotClient:
             h0, c0 = (x.reshape(-1).numpy().astype(np.float32) for x in self._batch_state)
         self.link.send(lambda s, q: Experience(
             s, q, self.spec.name, self.episode, self._batch_t0, self._batch_version, obs, action, reward, next_obs,
-            term, trunc, prev_action=prev_env, h0=h0, c0=c0), steps=n)
+            term, trunc, prev_action=prev_env, prev_reward=self._batch_prev_reward if self._batch_t0 > 0 else None,
+            h0=h0, c0=c0), steps=n)

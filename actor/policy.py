@@ -30,14 +30,17 @@ class LocalPolicy:
         h = self.arch.hidden
         return torch.zeros(1, 1, h), torch.zeros(1, 1, h)
 
-    def act(self, obs: np.ndarray, prev_action: np.ndarray, state: State, deterministic: bool) -> tuple[np.ndarray, State]:
+    def act(self, obs: np.ndarray, prev_action: np.ndarray, prev_reward: float, state: State,
+            deterministic: bool) -> tuple[np.ndarray, State]:
         """Action in environment units and the next LSTM state. `prev_action` is in [-1, 1]."""
         x = self._x
         d = self.arch.obs_dim
         with torch.inference_mode():
             x[0, 0, :d] = torch.from_numpy(obs)
             if self.arch.prev_action:
-                x[0, 0, d:] = torch.from_numpy(prev_action)
+                x[0, 0, d:d + self.arch.act_dim] = torch.from_numpy(prev_action)
+            if self.arch.prev_reward:
+                x[0, 0, -1] = prev_reward
             y, state = self.net.features(x, state)
             if deterministic:
                 a = torch.tanh(self.net.heads(y)[0])

@@ -26,6 +26,7 @@ class LearnerConfig:
     hidden: int = _f(128, "LSTM width h of actor and critics (the Tank Royale bot uses 256)")
     fc: int = _f(128, "width of the layer after the LSTM")
     prev_action: bool = _f(True, "feed the previous action to the LSTMs beside the observation")
+    prev_reward: bool = _f(True, "feed the previous reward to the LSTMs beside the observation")
     seq_len: int = _f(32, "steps per training sequence (chunk)")
     overlap: int = _f(16, "steps a chunk shares with the previous one of its episode (context, not trained twice)")
     burn_in: int = _f(0, "leading steps of each chunk that only warm the LSTMs (no gradient, no loss)")

@@ -7,7 +7,8 @@ the rest of `learner`, so actors can import it without the learner's code.
 Actor:  x -> linear(h) -> LSTM(h) -> linear(fc) -> mean, log-std; tanh-squashed.
 Critic: x -> linear(h) -> LSTM(h) -> [h_t, a_t] -> linear(fc) -> Q.
 x is the observation, followed by the previous action (in [-1, 1]) when
-`prev_action` is set. The critic's LSTM sees only the history; the action being
+`prev_action` is set and the previous reward when `prev_reward` is set (both
+zero at an episode's start). The critic's LSTM sees only the history; the action being
 judged enters after it, so one unroll per critic serves every action we ask
 about (the replayed one, the policy's, the next step's). The README's design
 section has the numbers behind this choice.
@@ -36,6 +37,7 @@ class Arch:
     hidden: int = 128
     fc: int = 128
     prev_action: bool = True
+    prev_reward: bool = True
     log_std_min: float = -5.0
     log_std_max: float = 2.0
     act_low: tuple[float, ...] = ()
@@ -51,7 +53,7 @@ class Arch:
 
     @property
     def in_dim(self) -> int:
-        return self.obs_dim + (self.act_dim if self.prev_action else 0)
+        return self.obs_dim + (self.act_dim if self.prev_action else 0) + (1 if self.prev_reward else 0)
 
     def to_wire(self) -> dict:
         wire = asdict(self)

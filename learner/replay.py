@@ -41,6 +41,7 @@ class SampledBatch:
     obs: np.ndarray
     action: np.ndarray
     prev_action: np.ndarray
+    prev_reward: np.ndarray
     reward: np.ndarray
     terminated: np.ndarray
     mask: np.ndarray
@@ -69,6 +70,7 @@ class SequenceReplay:
         self.obs = np.zeros((C, L + 1, obs_dim), np.float32)
         self.action = np.zeros((C, L, act_dim), np.float32)
         self.prev_action = np.zeros((C, act_dim), np.float32)
+        self.prev_reward = np.zeros(C, np.float32)
         self.reward = np.zeros((C, L), np.float32)
         self.terminated = np.zeros((C, L), np.float32)
         self.mask = np.zeros((C, L), np.float32)
@@ -90,7 +92,7 @@ class SequenceReplay:
 
     @property
     def nbytes(self) -> int:
-        arrays = [self.obs, self.action, self.prev_action, self.reward, self.terminated, self.mask, self.version,
+        arrays = [self.obs, self.action, self.prev_action, self.prev_reward, self.reward, self.terminated, self.mask, self.version,
                   self.stream_of, self.has_state, self._live, self._pos]
         return sum(a.nbytes for a in arrays) + (self.state.nbytes if self.state is not None else 0)
 
@@ -107,7 +109,8 @@ class SequenceReplay:
             L, (D, A) = self.seq_len, (self.obs.shape[2], self.action.shape[2])
             self._open[stream.sid] = {
                 "obs": np.zeros((L + 1, D), np.float32), "action": np.zeros((L, A), np.float32),
-                "prev_action": np.zeros(A, np.float32), "reward": np.zeros(L, np.float32),
+                "prev_action": np.zeros(A, np.float32), "prev_reward": np.zeros(1, np.float32),
+                "reward": np.zeros(L, np.float32),
                 "terminated": np.zeros(L, np.float32), "version": np.zeros(1, np.int64),
                 "state": np.zeros((2, self.state.shape[2] if self.state is not None else 0), np.float32),
             }
@@ -125,14 +128,15 @@ class SequenceReplay:
 
     def add(self, key: tuple[str, str], episode: int, t0: int, version: int, obs: np.ndarray, action: np.ndarray,
             reward: np.ndarray, next_obs: np.ndarray, terminated: bool, truncated: bool,
-            prev_action: np.ndarray | None = None, state: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+            prev_action: np.ndarray | None = None, state: tuple[np.ndarray, np.ndarray] | None = None,
+            prev_reward: float | None = None) -> None:
         """Append consecutive steps of one episode (actions already in [-1, 1]); the batch's
         last step may end the episode. A batch that does not continue the stream starts a new segment."""
         stream = self._stream(key)
         buf = self._open[stream.sid]
         if stream.ended or episode != stream.episode or t0 != stream.next_t:
             self._commit(stream)
-            self._begin(stream, buf, episode, t0, prev_action, state)
+            self._begin(stream, buf, episode, t0, prev_action, state, prev_reward)
         n, i = len(reward), 0
         while i < n:
             k = min(self.seq_len - stream.fill, n - i)
@@ -155,10 +159,12 @@ class SequenceReplay:
             stream.ended = True
 
     def _begin(self, stream: _Stream, buf: dict[str, np.ndarray], episode: int, t0: int,
-               prev_action: np.ndarray | None, state: tuple[np.ndarray, np.ndarray] | None) -> None:
+               prev_action: np.ndarray | None, state: tuple[np.ndarray, np.ndarray] | None,
+               prev_reward: float | None) -> None:
         stream.fill = stream.context = 0
         stream.ended = False
         buf["prev_action"][:] = prev_action if (prev_action is not None and t0 > 0) else 0.0
+        buf["prev_reward"][0] = prev_reward if (prev_reward is not None and t0 > 0) else 0.0
         stream.has_state = state is not None and self.state is not None and state[0].shape == (self.state.shape[2],)
         if stream.has_state and state is not None:
             buf["state"][0], buf["state"][1] = state
@@ -167,6 +173,7 @@ class SequenceReplay:
         """Start the next chunk with the last `overlap` steps of the full one as context."""
         L, o = self.seq_len, self.overlap
         buf["prev_action"][:] = buf["action"][L - o - 1]
+        buf["prev_reward"][0] = buf["reward"][L - o - 1]
         if o:
             for name in ("action", "reward", "terminated"):
                 buf[name][:o] = buf[name][L - o:L]
@@ -191,6 +198,7 @@ class SequenceReplay:
         self.mask[slot] = 0.0
         self.mask[slot, stream.context:f] = 1.0
         self.prev_action[slot] = buf["prev_action"]
+        self.prev_reward[slot] = buf["prev_reward"][0]
         self.version[slot] = buf["version"][0]
         self.stream_of[slot] = stream.sid
         self.has_state[slot] = stream.has_state
@@ -238,6 +246,7 @@ class SequenceReplay:
         has = self.has_state[slots]
         return SampledBatch(
             obs=self.obs[slots], action=self.action[slots], prev_action=self.prev_action[slots],
+            prev_reward=self.prev_reward[slots],
             reward=self.reward[slots], terminated=self.terminated[slots], mask=self.mask[slots],
             h0=None if state is None or not has.all() else state[:, 0], c0=None if state is None or not has.all() else state[:, 1],
             versions=self.version[slots],

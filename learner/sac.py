@@ -24,6 +24,7 @@ class Batch(NamedTuple):
     obs: torch.Tensor  # [B, T+1, D]
     action: torch.Tensor  # [B, T, A]
     prev_action: torch.Tensor  # [B, A]: the action before step 0
+    prev_reward: torch.Tensor  # [B]: the reward before step 0
     reward: torch.Tensor  # [B, T]
     terminated: torch.Tensor  # [B, T] float, 1 where bootstrapping stops
     mask: torch.Tensor  # [B, T] float, 1 on steps that count in the losses
@@ -54,12 +55,14 @@ def soft_target(reward: torch.Tensor, terminated: torch.Tensor, next_q: torch.Te
     return reward + gamma * (1.0 - terminated) * (next_q - alpha * next_log_pi)
 
 
-def inputs(batch: Batch, prev_action: bool) -> torch.Tensor:
-    """Network input for every step 0..T: the observation, then the previous action if the arch wants it."""
-    if not prev_action:
-        return batch.obs
-    prev = torch.cat([batch.prev_action.unsqueeze(1), batch.action], dim=1)
-    return torch.cat([batch.obs, prev], dim=-1)
+def inputs(batch: Batch, arch: Arch) -> torch.Tensor:
+    """Network input for every step 0..T: the observation, then the previous action and reward if the arch wants them."""
+    parts = [batch.obs]
+    if arch.prev_action:
+        parts.append(torch.cat([batch.prev_action.unsqueeze(1), batch.action], dim=1))
+    if arch.prev_reward:
+        parts.append(torch.cat([batch.prev_reward.unsqueeze(1), batch.reward], dim=1).unsqueeze(-1))
+    return torch.cat(parts, dim=-1) if len(parts) > 1 else batch.obs
 
 
 class SAC:
@@ -102,7 +105,7 @@ class SAC:
     def update(self, batch: Batch) -> dict[str, float]:
         """One gradient step on critics, actor and temperature, then Polyak."""
         cfg, b = self.cfg, self.cfg.burn_in
-        x, actor_state, critic_states, target_states = self._burn_in(inputs(batch, self.arch.prev_action), batch)
+        x, actor_state, critic_states, target_states = self._burn_in(inputs(batch, self.arch), batch)
         action, reward = batch.action[:, b:], batch.reward[:, b:]
         terminated, mask = batch.terminated[:, b:], batch.mask[:, b:]
         count = mask.sum().clamp(min=1.0)

@@ -80,7 +80,7 @@ class Learner:
 
     def _build(self, obs_dim: int, act_dim: int, low: np.ndarray, high: np.ndarray) -> None:
         cfg = self.cfg
-        arch = Arch(obs_dim, act_dim, cfg.hidden, cfg.fc, cfg.prev_action,
+        arch = Arch(obs_dim, act_dim, cfg.hidden, cfg.fc, cfg.prev_action, cfg.prev_reward,
                     act_low=tuple(float(x) for x in low), act_high=tuple(float(x) for x in high))
         sac_cfg = SACConfig(cfg.gamma, cfg.tau, cfg.actor_lr, cfg.critic_lr, cfg.alpha_lr, cfg.init_alpha, cfg.burn_in,
                             cfg.grad_clip, cfg.amp, cfg.use_stored_state)
@@ -116,7 +116,7 @@ class Learner:
         state = (msg.h0, msg.c0) if msg.h0 is not None and msg.c0 is not None else None
         self.replay.add((msg.sender, msg.bot), msg.episode, msg.t0, msg.version, msg.obs,
                         normalise_actions(msg.action, self.low, self.high), msg.reward, msg.next_obs,
-                        bool(msg.terminated[-1]), bool(msg.truncated[-1]), prev, state)
+                        bool(msg.terminated[-1]), bool(msg.truncated[-1]), prev, state, msg.prev_reward)
 
     def _episode_start(self, msg: EpisodeStart) -> None:
         if self.replay is not None and self.replay.episode_start((msg.sender, msg.bot), msg.opponent):
@@ -200,7 +200,7 @@ class Learner:
         def t(a: np.ndarray | None) -> torch.Tensor | None:
             return None if a is None else torch.from_numpy(a).to(dev, non_blocking=True)
 
-        return Batch(t(s.obs), t(s.action), t(s.prev_action), t(s.reward), t(s.terminated), t(s.mask),  # type: ignore[arg-type]
+        return Batch(t(s.obs), t(s.action), t(s.prev_action), t(s.prev_reward), t(s.reward), t(s.terminated), t(s.mask),  # type: ignore[arg-type]
                      t(s.h0), t(s.c0))
 
     # -- publishing ----------------------------------------------------------------------

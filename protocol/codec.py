@@ -151,7 +151,7 @@ _SCHEMA: dict[str, list[tuple[str, str, _Check, bool]]] = {
         ("obs", "obs", _OBS, True), ("action", "action", _ACT, True),
         ("reward", "reward", _array("f32", "n", finite=True), True), ("next_obs", "next_obs", _OBS, True),
         ("terminated", "terminated", _array("bool", "n"), True), ("truncated", "truncated", _array("bool", "n"), True),
-        ("prev_action", "prev_action", _VEC_ACT, False),
+        ("prev_action", "prev_action", _VEC_ACT, False), ("prev_reward", "prev_reward", _float, False),
         ("h0", "h0", _array("f32", "any", finite=True), False), ("c0", "c0", _array("f32", "any", finite=True), False),
     ],
     "episode_start": [("bot", "bot", _id, True), ("episode", "episode", _uint, True), ("opponent", "opponent", _opponent, False)],
@@ -179,7 +179,7 @@ _SCHEMA: dict[str, list[tuple[str, str, _Check, bool]]] = {
 def encode(msg: Message) -> bytes:
     """One msgpack frame for `msg`; arrays as raw little-endian bytes."""
     out: dict[str, Any] = {"v": PROTOCOL_VERSION, "kind": msg.kind, "sender": msg.sender, "seq": msg.seq}
-    if type(msg) is Experience and msg.prev_action is None and msg.h0 is None:
+    if type(msg) is Experience and msg.h0 is None:
         return _encode_experience(msg, out)
     for key, attr, _check, _required in _SCHEMA[msg.kind]:
         value = getattr(msg, attr)
@@ -201,6 +201,10 @@ def _encode_experience(msg: Experience, out: dict[str, Any]) -> bytes:
             out[key] = pack_array(arr)
         else:
             out[key] = {"dtype": dtype, "shape": [n, arr.shape[1]] if arr.ndim == 2 else [n], "data": arr.tobytes()}
+    if msg.prev_action is not None:
+        out["prev_action"] = pack_array(msg.prev_action)
+    if msg.prev_reward is not None:
+        out["prev_reward"] = msg.prev_reward
     return msgpack.packb(out, use_bin_type=True)
 
 
@@ -273,7 +277,7 @@ def _fast_experience(obj: dict[str, Any], values: dict[str, Any], limits: Limits
     checks them in bulk; anything unusual returns None, and the schema path then
     finds and names the fault. Tests compare the two on fuzzed input.
     """
-    if "prev_action" in obj or "h0" in obj or "c0" in obj:
+    if "h0" in obj or "c0" in obj:
         return None
     try:
         o, a, r, no, te, tr = obj["obs"], obj["action"], obj["reward"], obj["next_obs"], obj["terminated"], obj["truncated"]
@@ -300,9 +304,18 @@ def _fast_experience(obj: dict[str, Any], values: dict[str, Any], limits: Limits
     for key in ("bot", "episode", "t0", "version"):
         if key not in obj:
             raise ProtocolError("missing_field", f"experience.{key}")
+    prev_action = prev_reward = None
+    if "prev_action" in obj:
+        prev_action = _VEC_ACT("prev_action", obj["prev_action"], limits)
+        if prev_action.shape != (k,):
+            raise ProtocolError("bad_shape", f"prev_action: shape {prev_action.shape}, act_dim {k}")
+        require_finite("prev_action", [obj["prev_action"]["data"]])
+    if "prev_reward" in obj:
+        prev_reward = _float("prev_reward", obj["prev_reward"], limits)
     return Experience(
         values["sender"], values["seq"], _id("bot", obj["bot"], limits), _uint("episode", obj["episode"], limits),
         _uint("t0", obj["t0"], limits), _uint("version", obj["version"], limits), *arrays,
+        prev_action=prev_action, prev_reward=prev_reward,
     )
 
 

@@ -51,6 +51,7 @@ class Experience:
     terminated: np.ndarray
     truncated: np.ndarray
     prev_action: np.ndarray | None = None
+    prev_reward: float | None = None
     h0: np.ndarray | None = None
     c0: np.ndarray | None = None
 

@@ -42,12 +42,23 @@ def test_no_learner_means_drops_counted_and_no_waiting() -> None:
         bot.close()
 
 
+def connected(bot: BotClient, pull: zmq.Socket) -> None:
+    """Until the PUSH socket is connected, sends drop (by design); wait for the hello to get through."""
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        bot.link.housekeeping()
+        if pull.poll(20) and isinstance(decode(pull.recv()), Hello):
+            return
+    raise AssertionError("the client never connected")
+
+
 def test_batches_flush_at_n_steps_and_episode_end_and_carry_the_version() -> None:
     ctx = zmq.Context()
     pull = ctx.socket(zmq.PULL)
     port = pull.bind_to_random_port("tcp://127.0.0.1")
     bot = client(f"tcp://127.0.0.1:{port}", flush_steps=8, flush_ms=60_000)
     try:
+        connected(bot, pull)
         bot.link.weights._policy = __import__("actor.policy").policy.LocalPolicy(weights(7))
         bot.new_episode(opponent=42)
         obs = np.zeros(3, np.float32)
@@ -67,6 +78,7 @@ def test_batches_flush_at_n_steps_and_episode_end_and_carry_the_version() -> Non
         assert all(b.version == 7 for b in batches)
         assert batches[-1].truncated[-1] and not batches[-1].terminated.any()
         assert batches[1].prev_action is not None and np.allclose(batches[1].prev_action, batches[0].action[-1])
+        assert batches[1].prev_reward == 1.0 and batches[0].prev_reward is None
         end = next(m for m in got if isinstance(m, EpisodeEnd))
         assert end.ret == 20.0 and end.length == 20
     finally:
@@ -81,6 +93,7 @@ def test_eval_mode_sends_no_experience_and_no_episode_start() -> None:
     port = pull.bind_to_random_port("tcp://127.0.0.1")
     bot = client(f"tcp://127.0.0.1:{port}", eval_mode=True, flush_steps=2)
     try:
+        connected(bot, pull)
         bot.link.weights._policy = __import__("actor.policy").policy.LocalPolicy(weights(3))
         bot.new_episode(opponent="x")
         obs = np.ones(3, np.float32)

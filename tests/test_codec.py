@@ -49,8 +49,9 @@ def experiences(draw: st.DrawFn) -> Experience:
     return Experience(
         draw(ids), draw(uints), draw(ids), draw(small), draw(small), draw(small),
         draw(f32(n, d)), draw(f32(n, a)), draw(f32(n)), draw(f32(n, d)), term, trunc,
-        prev_action=draw(f32(a)) if state else None, h0=draw(f32(4)) if state else None,
-        c0=draw(f32(4)) if state else None,
+        prev_action=draw(f32(a)) if state else None, prev_reward=draw(finite.map(float)) if state else None,
+        h0=hc[0] if (hc := draw(st.one_of(st.none(), st.tuples(f32(4), f32(4))))) else None,
+        c0=hc[1] if hc else None,
     )
 
 

@@ -27,7 +27,7 @@ def _batch(seed: int, mask_tail: int = 0) -> Batch:
     if mask_tail:
         mask[:, T - mask_tail:] = 0.0
     return Batch(torch.randn(B, T + 1, 3, generator=g), torch.rand(B, T, 2, generator=g) * 2 - 1, torch.zeros(B, 2),
-                 torch.randn(B, T, generator=g), torch.zeros(B, T), mask)
+                 torch.zeros(B), torch.randn(B, T, generator=g), torch.zeros(B, T), mask)
 
 
 def _garble_padding(batch: Batch, tail: int) -> Batch:

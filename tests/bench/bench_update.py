@@ -28,7 +28,7 @@ B, T, OBS, ACT = 16, 32, 35, 4
 def batch() -> Batch:
     g = torch.Generator().manual_seed(0)
     return Batch(torch.randn(B, T + 1, OBS, generator=g), torch.rand(B, T, ACT, generator=g) * 2 - 1,
-                 torch.zeros(B, ACT), torch.randn(B, T, generator=g), torch.zeros(B, T), torch.ones(B, T))
+                 torch.zeros(B, ACT), torch.zeros(B), torch.randn(B, T, generator=g), torch.zeros(B, T), torch.ones(B, T))
 
 
 class RefActor(nn.Module):
@@ -121,7 +121,7 @@ def main() -> None:
     torch.manual_seed(0)
     b, figures = batch(), {}
     for h in (64, 128, 256):
-        sac = SAC(Arch(OBS, ACT, hidden=h, prev_action=False, act_low=(-1.0,) * ACT, act_high=(1.0,) * ACT),
+        sac = SAC(Arch(OBS, ACT, hidden=h, prev_action=False, prev_reward=False, act_low=(-1.0,) * ACT, act_high=(1.0,) * ACT),
                   SACConfig(amp=args.amp))
         figures[f"updates_per_s_h{h}"] = rate(sac.update, b, args.seconds)
         print(f"saclstm   h={h:<4} {figures[f'updates_per_s_h{h}']:7.1f} updates/s "
