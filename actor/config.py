@@ -41,6 +41,8 @@ class ActorConfig:
     max_steps: int = _f(0, "stop after this many environment steps in total; 0 = run until stopped")
     max_episodes: int = _f(0, "stop after this many episodes in total; 0 = no limit")
     heartbeat_s: float = _f(1.0, "heartbeat period")
+    checkpoint: str = _f("", "a checkpoint file to act from until (or without) a learner's weights; re-read when it changes")
+    checkpoint_reload_s: float = _f(5.0, "how often the checkpoint file is re-stat'ed")
     seed: int = _f(0, "random seed (environments and sampling)")
     threads: int = _f(1, "torch threads for inference")
     log_level: str = _f("INFO", "DEBUG, INFO, WARNING or ERROR")

@@ -44,6 +44,11 @@ class ActorLink:
         self.ctx = zmq.Context()
         self.push = connect(self.ctx, zmq.PUSH, cfg.ingest, SocketOptions(sndhwm=cfg.queue, linger_ms=1000))
         self.weights = WeightsSubscriber(self.ctx, cfg.weights).start()
+        self.store = None
+        if cfg.checkpoint:
+            from actor.store import CheckpointStore
+
+            self.store = CheckpointStore(cfg.checkpoint, cfg.checkpoint_reload_s, on_reload=self.weights.offer)
         self.bots: dict[str, BotSpec] = {}
         self.seq = 0
         self.sent = self.dropped = 0  # experience steps
@@ -58,6 +63,7 @@ class ActorLink:
         self._hello_failed: set[str] = set()
         self._born = time.monotonic()
         self._first_logged = False
+        self._sent_base = 0
 
     def send(self, msg_for_seq, steps: int = 0) -> bool:
         """Encode with the next seq and send without blocking; count the steps either way."""
@@ -90,6 +96,8 @@ class ActorLink:
         progress, at = self.weights.progress()
         restarted = progress is not None and self._session is not None and progress.session != self._session
         if progress is not None:
+            if progress.session != self._session:
+                self._sent_base = self.sent  # this learner has seen none of what went to the last one
             if restarted:
                 log.warning("the learner restarted (new session); saying hello again, acting on weights version %s meanwhile",
                             self.version())
@@ -158,12 +166,14 @@ class ActorLink:
         consumed = progress.learning_starts + progress.grad_steps / max(progress.utd, 1e-9)
         slack = consumed + self.cfg.flow_tolerance - progress.received
         per_sender = progress.per_sender or {}
-        in_flight = max(0, self.sent - per_sender.get(self.sender, 0))
+        in_flight = max(0, self.sent - self._sent_base - per_sender.get(self.sender, 0))
         return in_flight < slack / max(1, len(per_sender))
 
     def close(self) -> None:
         """Say bye with the final counts, then close; never hangs (finite linger)."""
         self.send(lambda s, q: Bye(s, q, self.sent, self.dropped))
         self.weights.stop()
+        if self.store is not None:
+            self.store.close()
         self.push.close(linger=1000)
         self.ctx.term()

@@ -49,6 +49,13 @@ class WeightsSubscriber:
         with self._lock:
             return self._policy
 
+    def offer(self, policy: LocalPolicy) -> None:
+        """A policy from elsewhere (a checkpoint store): used until the learner sends weights."""
+        with self._lock:
+            if self._policy is None or self._policy.rev != policy.rev and self.received == 0:
+                self._policy = policy
+                self.swapped_at.setdefault(policy.version, time.monotonic())
+
     def progress(self) -> tuple[Progress | None, float]:
         """The newest progress message and the monotonic time it arrived."""
         with self._lock:

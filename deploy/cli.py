@@ -12,6 +12,7 @@ commands:
   actor     run the actor daemon (bots over Gymnasium environments)
   run       start a learner and N actors locally from one TOML file
   demo      the built-in default run: Pendulum-V, one learner, two actors
+  ckpt      list, inspect or verify checkpoint files
 
 `saclstm COMMAND --help` shows each command's flags."""
 
@@ -33,7 +34,11 @@ def _commands() -> dict[str, Callable[[list[str]], int]]:
         from deploy.launcher import demo
         return demo(argv)
 
-    return {"learner": learner, "actor": actor, "run": run, "demo": demo}
+    def ckpt(argv: list[str]) -> int:
+        from deploy.ckpt import main
+        return main(argv)
+
+    return {"learner": learner, "actor": actor, "run": run, "demo": demo, "ckpt": ckpt}
 
 
 def main(argv: list[str] | None = None) -> int:

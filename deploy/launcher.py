@@ -79,6 +79,7 @@ class Launcher:
         self.eps = {k: learner_toml.get(k) or f"tcp://127.0.0.1:{_port()}" for k in ("ingest", "weights", "metrics")}
         self.learner_args, self.actor_args = learner_args, actor_args
         self.metrics_path = self.dir / "metrics.jsonl"
+        self.checkpoint = Path(learner_toml.get("weights_path") or self.dir / "checkpoints" / "live.sacl")
         self.stopping = False
         self.children: list[Child] = []
         self.health: dict[str, Any] = {}
@@ -94,7 +95,8 @@ class Launcher:
     def _learner(self) -> Child:
         child = Child("learner", ["learner", *self.config_args, "--ingest", self.eps["ingest"], "--weights",
                                   self.eps["weights"], "--metrics", self.eps["metrics"],
-                                  "--metrics-path", str(self.metrics_path), *self.learner_args])
+                                  "--metrics-path", str(self.metrics_path), "--weights-path", str(self.checkpoint),
+                                  *self.learner_args])
         self._spawn(child)
         return child
 
@@ -243,7 +245,7 @@ class Launcher:
             if eval_return is not None else "eval return      not measured",
             f"metrics          {self.metrics_path}",
             f"learning curves  {png}" if png else "learning curves  none (no training pass)",
-            "checkpoint       none written: the saver subprocess is not part of this build yet",
+            f"checkpoint       {self.checkpoint}" if self.checkpoint.exists() else "checkpoint       none written",
             f"logs             {self.dir}/*.log",
         ]
         print("\n".join(lines))

@@ -39,7 +39,7 @@ class SACConfig:
     gamma: float = 0.99
     tau: float = 0.005
     actor_lr: float = 3e-4
-    critic_lr: float = 3e-4
+    critic_lr: float = 1e-3
     alpha_lr: float = 3e-4
     init_alpha: float = 1.0
     burn_in: int = 0

@@ -18,6 +18,8 @@ import secrets
 import signal
 import time
 from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,7 +32,10 @@ from learner.metrics import MetricsOut, Rate, lag_summary
 from learner.networks import Arch, actor_to_blob, blob_rev
 from learner.replay import SequenceReplay
 from learner.sac import SAC, Batch, SACConfig
+from learner.saver import Saver
+from learner.state import restore, snapshot
 from protocol import EpisodeStart, Experience, Hello, Limits, Progress, Weights, encode
+from protocol.checkpoint import CheckpointError, load_newest
 from protocol.sockets import TOPIC_PROGRESS, TOPIC_WEIGHTS, SocketOptions, bind, bound_endpoint
 
 log = logging.getLogger("saclstm.learner")
@@ -73,12 +78,18 @@ class Learner:
         # The first Adam of a process costs about a second (torch.optim's lazy imports); pay it now,
         # not when the first hello is waiting for weights.
         torch.optim.Adam([torch.zeros(1, requires_grad=True)])
+        self.saver: Saver | None = None
+        if cfg.weights_path:
+            self.saver = Saver(Path(cfg.weights_path), cfg.keep_checkpoints, cfg.max_checkpoint_bytes)
+            self.stop_hooks.append(self._final_save)
+            if self._resume():
+                return
         if cfg.obs_dim and cfg.act_dim and cfg.act_low and cfg.act_high:
             self._build(cfg.obs_dim, cfg.act_dim, np.array(cfg.act_low, np.float32), np.array(cfg.act_high, np.float32))
 
     # -- model ---------------------------------------------------------------------------
 
-    def _build(self, obs_dim: int, act_dim: int, low: np.ndarray, high: np.ndarray) -> None:
+    def _build(self, obs_dim: int, act_dim: int, low: np.ndarray, high: np.ndarray, publish: bool = True) -> None:
         cfg = self.cfg
         arch = Arch(obs_dim, act_dim, cfg.hidden, cfg.fc, cfg.prev_action, cfg.prev_reward,
                     act_low=tuple(float(x) for x in low), act_high=tuple(float(x) for x in high))
@@ -92,7 +103,65 @@ class Learner:
         log.info("model: obs_dim %d, act_dim %d, hidden %d; replay %d transitions in %d chunks of %d, %.1f MiB",
                  obs_dim, act_dim, cfg.hidden, self.replay.capacity, self.replay.slots, cfg.seq_len,
                  self.replay.nbytes / 2**20)
+        if publish:
+            self._new_version()
+
+    # -- checkpoints ---------------------------------------------------------------------
+
+    def _resume(self) -> bool:
+        """Continue from the newest valid checkpoint, if any; weights versions continue upward."""
+        cfg = self.cfg
+        live = Path(cfg.weights_path)
+
+        def fits(meta: dict[str, Any], tensors: dict[str, np.ndarray]) -> None:
+            try:
+                arch = Arch.from_wire(meta["arch"])
+            except (KeyError, ValueError, TypeError) as exc:
+                raise CheckpointError(f"architecture unreadable: {exc}") from None
+            want = {"hidden": cfg.hidden, "fc": cfg.fc, "prev_action": cfg.prev_action, "prev_reward": cfg.prev_reward,
+                    "obs_dim": cfg.obs_dim or arch.obs_dim, "act_dim": cfg.act_dim or arch.act_dim}
+            got = {k: getattr(arch, k) for k in want}
+            if got != want:
+                raise CheckpointError(f"architecture {got} does not match this config {want}")
+
+        found = load_newest(live.parent, live, fits)
+        if found is None:
+            return False
+        _, meta, tensors = found
+        arch = Arch.from_wire(meta["arch"])
+        self._build(arch.obs_dim, arch.act_dim, np.array(arch.act_low, np.float32), np.array(arch.act_high, np.float32),
+                    publish=False)
+        assert self.sac is not None
+        try:
+            restore(self.sac, tensors)
+        except CheckpointError as exc:
+            log.warning("checkpoint: %s does not fit (%s); starting fresh", found[0], exc)
+            self._build(arch.obs_dim, arch.act_dim, self.low, self.high, publish=False)
+        else:
+            self.version, self.grad_steps = int(meta["version"]), int(meta["grad_steps"])
+            self.ingest.received_steps = int(meta.get("env_steps", 0))
+            self.ingest.episodes_done = int(meta.get("episodes", 0))
         self._new_version()
+        return True
+
+    def _save_parts(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        assert self.sac is not None
+        meta = {"game": self.cfg.game, "episodes": self.ingest.episodes_done, "grad_steps": self.grad_steps,
+                "version": self.version, "env_steps": self.ingest.received_steps, "arch": self.sac.arch.to_wire(),
+                "config": asdict(self.cfg)}
+        return meta, snapshot(self.sac)
+
+    def _maybe_save(self) -> None:
+        if self.saver is not None and self.sac is not None and self.grad_steps % self.cfg.save_interval == 0:
+            self.saver.request(*self._save_parts())
+
+    def _final_save(self) -> None:
+        if self.saver is None:
+            return
+        if self.sac is not None and self.grad_steps > 0:
+            if self.saver.final(*self._save_parts(), timeout=self.cfg.save_timeout_s):
+                log.info("final checkpoint written: %s", self.saver.last_path)
+        self.saver.close()
 
     def _hello(self, msg: Hello) -> str | None:
         """Adopt the first hello's shapes when none were configured; refuse a hello that disagrees."""
@@ -152,6 +221,8 @@ class Learner:
             self._publish_progress()
         if trained:
             self._pass_metrics(drained, trained, losses)
+        if self.saver is not None:
+            self.saver.poll()
         if now - self._last_health >= 1.0:
             self._last_health = now
             self.metrics.health(self.health())
@@ -188,6 +259,7 @@ class Learner:
                 totals[key] = totals.get(key, 0.0) + value
             self.debt -= 1
             self.grad_steps += 1
+            self._maybe_save()
             if time.monotonic() - self._last_progress >= 0.5:  # a slow pass must not look like a dead learner
                 self._publish_progress()
         return n, {k: v / n for k, v in totals.items()}
@@ -269,6 +341,7 @@ class Learner:
                        "bytes": self.replay.nbytes if self.replay else 0,
                        "cleared": self.replay.dropped_by_clear if self.replay else 0},
             "recent_return": self.recent_return(),
+            "saver": self.saver.stats() if self.saver is not None else None,
             "returns": [(t, r, ev) for t, r, ev in list(self.ingest.returns)[-20:]],
         }
 

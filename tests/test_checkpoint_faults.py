@@ -1,0 +1,105 @@
+"""Checkpoints under fire: kill -9 the saver and the learner across many saves; failing saves."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from protocol.checkpoint import decode_checkpoint, numbered
+from tests.feed import SMALL_LEARNER, Feeder
+from tests.procs import Procs, Watch, endpoints
+
+pytestmark = pytest.mark.slow
+
+
+def verify_live(live: Path) -> dict:
+    meta, _ = decode_checkpoint(live.read_bytes())
+    return meta
+
+
+def test_kill_saver_repeatedly_every_live_file_verifies(procs: Procs, eps: dict[str, str], tmp_path: Path) -> None:
+    live = tmp_path / "ckpt" / "live.sacl"
+    procs.learner(eps, *SMALL_LEARNER, "--weights-path", str(live), "--save-interval", "5")
+    watch = Watch(eps["metrics"])
+    rng = random.Random(0)
+    kills, checked = 0, 0
+    try:
+        with Feeder(eps["ingest"]):
+            h = watch.wait(lambda h: (h.get("saver") or {}).get("saves", 0) >= 3, 60, "first saves")
+            while h["saver"]["saves"] < 50:
+                time.sleep(rng.uniform(0.0, 0.3))
+                os.kill(h["saver"]["pid"], signal.SIGKILL)
+                kills += 1
+                if live.exists():
+                    verify_live(live)
+                    checked += 1
+                h = watch.wait(lambda h, k=kills: (h.get("saver") or {}).get("restarts", 0) >= k
+                               and h["saver"]["alive"], 30, f"saver restart {kills}")
+                watch.wait(lambda h, s=h["saver"]["saves"]: h["saver"]["saves"] > s, 30, "a save after the restart")
+                h = watch.last
+        assert kills >= 10 and checked >= 10
+        assert len(numbered(live.parent)) <= 3
+        meta = verify_live(live)
+        assert meta["grad_steps"] > 0 and list(meta)[:5] == ["v", "game", "episodes", "rev", "updatedAt"]
+        assert "the saver process died" in procs.log("learner")
+    finally:
+        watch.close()
+
+
+def test_kill_learner_repeatedly_it_resumes_from_the_newest(procs: Procs, tmp_path: Path) -> None:
+    live = tmp_path / "ckpt" / "live.sacl"
+    rng = random.Random(1)
+    last_version, last_steps = 0, 0
+    for round_ in range(4):
+        eps = endpoints()
+        learner = procs.learner(eps, *SMALL_LEARNER, "--weights-path", str(live), "--save-interval", "5",
+                                name=f"learner{round_}")
+        watch = Watch(eps["metrics"])
+        try:
+            with Feeder(eps["ingest"]):
+                h = watch.wait(lambda h, v=last_version: h["version"] > v and (h.get("saver") or {}).get("saves", 0) >= 3,
+                               60, "training and saves")
+                if round_:
+                    assert h["grad_steps"] > last_steps or "resuming from" in procs.log(f"learner{round_}")
+                time.sleep(rng.uniform(0.0, 1.0))
+                learner.send_signal(signal.SIGKILL)
+                learner.wait(10)
+        finally:
+            watch.close()
+        meta = verify_live(live)
+        assert meta["version"] >= last_version and meta["grad_steps"] >= last_steps
+        last_version, last_steps = meta["version"], meta["grad_steps"]
+        if round_:
+            assert "resuming from" in procs.log(f"learner{round_}")
+
+
+def test_failing_saves_are_counted_and_the_old_checkpoint_stays(procs: Procs, tmp_path: Path) -> None:
+    live = tmp_path / "ckpt" / "live.sacl"
+    eps = endpoints()
+    first = procs.learner(eps, *SMALL_LEARNER, "--weights-path", str(live), "--save-interval", "20")
+    watch = Watch(eps["metrics"])
+    try:
+        with Feeder(eps["ingest"]):
+            watch.wait(lambda h: (h.get("saver") or {}).get("saves", 0) >= 2, 60, "saves")
+        assert procs.stop(first) == 0
+    finally:
+        watch.close()
+    before = live.read_bytes()
+    eps = endpoints()
+    procs.learner(eps, *SMALL_LEARNER, "--weights-path", str(live), "--save-interval", "5",
+                  "--max-checkpoint-bytes", "4096", name="limited")
+    watch = Watch(eps["metrics"])
+    try:
+        with Feeder(eps["ingest"]):
+            h = watch.wait(lambda h: (h.get("saver") or {}).get("failures", 0) >= 3, 60, "failed saves")
+            steps = h["grad_steps"]
+            watch.wait(lambda h: h["grad_steps"] > steps + 50, 60, "training going on")
+        assert live.read_bytes() == before
+        assert "checkpoint save failed" in procs.log("limited")
+    finally:
+        watch.close()
