@@ -10,7 +10,7 @@ import zmq
 from actor.client import BotClient
 from actor.config import ActorConfig
 from learner.networks import Actor, Arch, actor_to_blob, blob_rev
-from protocol import EpisodeEnd, EpisodeStart, Experience, Hello, Weights, decode
+from protocol import EpisodeEnd, EpisodeStart, Experience, Heartbeat, Hello, Weights, decode
 from tests.procs import free_port
 
 LOW, HIGH = np.array([-2.0, 0.0], np.float32), np.array([2.0, 1.0], np.float32)
@@ -70,7 +70,7 @@ def test_batches_flush_at_n_steps_and_episode_end_and_carry_the_version() -> Non
         while time.monotonic() < deadline and not any(isinstance(m, EpisodeEnd) for m in got):
             if pull.poll(100):
                 got.append(decode(pull.recv()))
-        kinds = [type(m).__name__ for m in got if not isinstance(m, Hello)]
+        kinds = [type(m).__name__ for m in got if not isinstance(m, (Hello, Heartbeat))]
         assert kinds[:1] == ["EpisodeStart"] and kinds[-1] == "EpisodeEnd"
         assert next(m for m in got if isinstance(m, EpisodeStart)).opponent == "42"
         batches = [m for m in got if isinstance(m, Experience)]
