@@ -24,8 +24,7 @@ import numpy as np
 
 from actor.config import ActorConfig
 from actor.link import ActorLink, BotSpec
-from actor.policy import LocalPolicy
-from learner.networks import State
+from actor.policy import LocalPolicy, State
 from protocol import EpisodeEnd, EpisodeStart, Experience
 
 
@@ -161,9 +160,7 @@ class BotClient:
         next_obs = np.stack([b[3] for b in buf])
         low, high = self.spec.act_low, self.spec.act_high
         prev_env = low + (self._batch_prev + 1.0) * 0.5 * (high - low) if self._batch_t0 > 0 else None
-        h0 = c0 = None
-        if self._batch_state is not None:
-            h0, c0 = (x.reshape(-1).numpy().astype(np.float32) for x in self._batch_state)
+        h0, c0 = self._batch_state if self._batch_state is not None else (None, None)
         self.link.send(lambda s, q: Experience(
             s, q, self.spec.name, self.episode, self._batch_t0, self._batch_version, obs, action, reward, next_obs,
             term, trunc, prev_action=prev_env, prev_reward=self._batch_prev_reward if self._batch_t0 > 0 else None,

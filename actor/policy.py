@@ -1,50 +1,80 @@
-"""The local policy: the actor network rebuilt from a weights blob, stepped one tick at a time.
+"""The local policy: the actor network of a weights blob, stepped one tick at a time in numpy.
 
-Built in the weights thread, handed to bots by reference; a bot swaps it in
-between ticks. Each bot keeps its own LSTM state, so one network object
-serves every bot of a process.
+One LSTM step for one bot is a handful of small matrix-vector products;
+numpy does them with far less per-call overhead than a torch module, and a
+blob becomes a policy by slicing (no module to build, no random init to
+throw away), so swapping weights is cheap on the subscriber's thread too.
+The maths is exactly learner.networks.Actor's (a test holds them equal).
+Each bot keeps its own (h, c); one policy object serves every bot.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import torch
 
-from learner.networks import Actor, Arch, State, actor_from_blob
+from learner.networks import Arch, actor_layout
 from protocol import Weights
+
+State = tuple[np.ndarray, np.ndarray]
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 0.5 * (np.tanh(0.5 * x) + 1.0)  # stable for large |x|, one ufunc
 
 
 class LocalPolicy:
     """One weights version, ready to act."""
 
-    def __init__(self, msg: Weights) -> None:
-        self.arch = Arch.from_wire(msg.arch)
+    def __init__(self, msg: Weights, seed: int | None = None) -> None:
+        self.arch = arch = Arch.from_wire(msg.arch)
         self.version, self.rev, self.grad_steps = msg.version, msg.rev, msg.grad_steps
-        self.net: Actor = actor_from_blob(self.arch, msg.params)
-        self.net.requires_grad_(False)
-        self.low = np.array(self.arch.act_low, np.float32)
-        self.high = np.array(self.arch.act_high, np.float32)
-        self._x = torch.zeros(1, 1, self.arch.in_dim)
+        layout = actor_layout(arch)
+        need = sum(int(np.prod(shape)) for _, shape in layout)
+        if msg.params.shape != (need,):
+            raise ValueError(f"weights blob has {msg.params.size} floats, {arch} needs {need}")
+        p, i = {}, 0
+        params = np.asarray(msg.params, np.float32)
+        for name, shape in layout:
+            n = int(np.prod(shape))
+            p[name] = params[i:i + n].reshape(shape)
+            i += n
+        self.w_in, self.b_in = p["inp.weight"], p["inp.bias"]
+        self.w_ih, self.w_hh = p["lstm.weight_ih_l0"], p["lstm.weight_hh_l0"]  # views of the blob: no copy
+        self.b_lstm = p["lstm.bias_ih_l0"] + p["lstm.bias_hh_l0"]
+        self.w_fc, self.b_fc = p["fc.weight"], p["fc.bias"]
+        self.w_head = np.concatenate([p["mean.weight"], p["log_std.weight"]])
+        self.b_head = np.concatenate([p["mean.bias"], p["log_std.bias"]])
+        self.low = np.array(arch.act_low, np.float32)
+        self.high = np.array(arch.act_high, np.float32)
+        self._x = np.zeros(arch.in_dim, np.float32)
+        self._rng = np.random.default_rng(seed)
 
     def initial_state(self) -> State:
         h = self.arch.hidden
-        return torch.zeros(1, 1, h), torch.zeros(1, 1, h)
+        return np.zeros(h, np.float32), np.zeros(h, np.float32)
 
     def act(self, obs: np.ndarray, prev_action: np.ndarray, prev_reward: float, state: State,
             deterministic: bool) -> tuple[np.ndarray, State]:
-        """Action in environment units and the next LSTM state. `prev_action` is in [-1, 1]."""
-        x = self._x
-        d = self.arch.obs_dim
-        with torch.inference_mode():
-            x[0, 0, :d] = torch.from_numpy(obs)
-            if self.arch.prev_action:
-                x[0, 0, d:d + self.arch.act_dim] = torch.from_numpy(prev_action)
-            if self.arch.prev_reward:
-                x[0, 0, -1] = prev_reward
-            y, state = self.net.features(x, state)
-            if deterministic:
-                a = torch.tanh(self.net.heads(y)[0])
-            else:
-                a, _ = self.net.sample(y)
-        unit = a.reshape(-1).numpy()
-        return self.low + (unit + 1.0) * 0.5 * (self.high - self.low), state
+        """Action in environment units and the next (h, c). `prev_action` is in [-1, 1]."""
+        arch, x = self.arch, self._x
+        d, a, hid = arch.obs_dim, arch.act_dim, arch.hidden
+        x[:d] = obs
+        if arch.prev_action:
+            x[d:d + a] = prev_action
+        if arch.prev_reward:
+            x[-1] = prev_reward
+        z = np.maximum(self.w_in @ x + self.b_in, 0.0)
+        gates = self.w_ih @ z + self.w_hh @ state[0] + self.b_lstm  # PyTorch's order: input, forget, cell, output
+        i, f, g, o = _sigmoid(gates[:hid]), _sigmoid(gates[hid:2 * hid]), np.tanh(gates[2 * hid:3 * hid]), \
+            _sigmoid(gates[3 * hid:])
+        c = f * state[1] + i * g
+        h = o * np.tanh(c)
+        y = np.maximum(self.w_fc @ h + self.b_fc, 0.0)
+        head = self.w_head @ y + self.b_head
+        mean = head[:a]
+        if deterministic:
+            unit = np.tanh(mean)
+        else:
+            log_std = np.clip(head[a:], arch.log_std_min, arch.log_std_max)
+            unit = np.tanh(mean + np.exp(log_std) * self._rng.standard_normal(a).astype(np.float32))
+        return (self.low + (unit + 1.0) * 0.5 * (self.high - self.low)).astype(np.float32), (h, c)

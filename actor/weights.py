@@ -36,6 +36,7 @@ class WeightsSubscriber:
         self.received = 0
         self.rejected = 0
         self.swapped_at: dict[int, float] = {}  # version -> monotonic time it became available
+        self.ready_wall: dict[int, float] = {}  # version -> wall-clock time it became available (for latency)
 
     def start(self) -> WeightsSubscriber:
         self._thread.start()
@@ -111,3 +112,4 @@ class WeightsSubscriber:
                 self._policy = policy
             self.received += 1
             self.swapped_at[msg.version] = time.monotonic()
+            self.ready_wall[msg.version] = time.time()

@@ -134,8 +134,14 @@ def squashed_log_prob(u: torch.Tensor, mean: torch.Tensor, log_std: torch.Tensor
 
 
 def actor_layout(arch: Arch) -> list[tuple[str, tuple[int, ...]]]:
-    """Parameter names and shapes, in blob order."""
-    return [(name, tuple(p.shape)) for name, p in Actor(arch).named_parameters()]
+    """Parameter names and shapes of `Actor`, in blob order (its named_parameters order; a test holds them equal).
+    Written out, not read off a built module, so a subscriber can slice a blob without building one."""
+    h, f, a = arch.hidden, arch.fc, arch.act_dim
+    return [("inp.weight", (h, arch.in_dim)), ("inp.bias", (h,)),
+            ("lstm.weight_ih_l0", (4 * h, h)), ("lstm.weight_hh_l0", (4 * h, h)),
+            ("lstm.bias_ih_l0", (4 * h,)), ("lstm.bias_hh_l0", (4 * h,)),
+            ("fc.weight", (f, h)), ("fc.bias", (f,)), ("mean.weight", (a, f)), ("mean.bias", (a,)),
+            ("log_std.weight", (a, f)), ("log_std.bias", (a,))]
 
 
 def actor_to_blob(actor: Actor) -> np.ndarray:

@@ -77,9 +77,10 @@ class SAC:
         self.targets.requires_grad_(False)
         self.log_alpha = torch.tensor([float(torch.tensor(cfg.init_alpha).log())], device=self.device, requires_grad=True)
         self.target_entropy = -float(arch.act_dim)
-        self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.actor_lr)
-        self.critic_opt = torch.optim.Adam(self.critics.parameters(), lr=cfg.critic_lr)
-        self.alpha_opt = torch.optim.Adam([self.log_alpha], lr=cfg.alpha_lr)
+        # fused: one kernel per optimiser step instead of a dozen per parameter (CPU and CUDA).
+        self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.actor_lr, fused=True)
+        self.critic_opt = torch.optim.Adam(self.critics.parameters(), lr=cfg.critic_lr, fused=True)
+        self.alpha_opt = torch.optim.Adam([self.log_alpha], lr=cfg.alpha_lr, fused=True)
         self._critic_params = list(self.critics.parameters())
         self._target_params = list(self.targets.parameters())
 

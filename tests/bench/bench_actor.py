@@ -2,10 +2,13 @@
 
 Tick: BotClient.act + BotClient.step at h=64 and h=256 on the Tank Royale
 shapes (35-dim observation, 4-dim action), with real sockets (no learner:
-sends go to a PULL socket in this process). Broadcast: a PUB in this process
+sends go to a PULL socket in this process). Beside it: the forward step of
+the same network as a torch module, the way a bot would do it without our
+numpy policy. Broadcast: a PUB in this process
 publishes h=256 weights blobs; 1 and 8 subscriber processes run the real
-WeightsSubscriber and note when each version is ready to act (rebuilt, as a
-bot would swap it in). Latency = ready - published, p50 and p99. Beside the
+WeightsSubscriber, which notes (wall clock) when each version is ready to
+swap in: decoded, validated and sliced into a policy. A bot swaps it at its
+next tick. Latency = ready - published, p50 and p99. Beside the
 tick figure: a bare torch LSTM forward of the same network, same run.
 Last line: one JSON object.
 """
@@ -59,13 +62,17 @@ def tick_ms(h: int, seconds: float = 3.0) -> tuple[float, float]:
         while pull.poll(0):
             pull.recv()
     ours = (time.perf_counter() - start) / n * 1000
-    # The floor: the same network's one-step forward alone.
-    x, state = torch.zeros(1, 1, policy.arch.in_dim), policy.initial_state()
+    # Beside it: the same one-step forward through the learner's torch module (what a bot would
+    # do without the numpy policy).
+    from learner.networks import Actor, Arch
+
+    net = Actor(Arch.from_wire(weights_msg(h, 1).arch)).eval()
+    x, state_t = torch.zeros(1, 1, policy.arch.in_dim), None
     m, start = 0, time.perf_counter()
     with torch.inference_mode():
         while time.perf_counter() - start < seconds / 2:
-            y, state = policy.net.features(x, state)
-            policy.net.sample(y)
+            y, state_t = net.features(x, state_t)
+            net.sample(y)
             m += 1
     bare = (time.perf_counter() - start) / m * 1000
     link.close()
@@ -81,13 +88,10 @@ def subscriber(endpoint: str, out: str, ready) -> None:
     ctx = zmq.Context()
     sub = WeightsSubscriber(ctx, endpoint).start()
     ready.set()
-    seen: dict[int, float] = {}
     deadline = time.time() + 120
-    while len(seen) < VERSIONS and time.time() < deadline:
-        policy = sub.latest()  # what a bot does between ticks
-        if policy is not None and policy.version not in seen:
-            seen[policy.version] = time.time()
-        time.sleep(0.0005)
+    while len(sub.ready_wall) < VERSIONS and time.time() < deadline:
+        time.sleep(0.05)  # the bot's own loop would run here; readiness is stamped by the subscriber thread
+    seen = dict(sub.ready_wall)
     sub.stop()
     ctx.term()
     with open(out, "w") as fh:
@@ -134,8 +138,8 @@ def main() -> None:
     for h in (64, 256):
         ours, bare = tick_ms(h)
         figures[f"tick_ms_h{h}"] = ours
-        figures[f"bare_forward_ms_h{h}"] = bare
-        print(f"tick (act + step) h={h}: {ours:.3f} ms; bare LSTM forward + sample: {bare:.3f} ms")
+        figures[f"torch_forward_ms_h{h}"] = bare
+        print(f"tick (act + step) h={h}: {ours:.3f} ms; the same forward step as a torch module alone: {bare:.3f} ms")
     with tempfile.TemporaryDirectory() as tmp:
         for n in (1, 8):
             lat = broadcast(n, tmp)
