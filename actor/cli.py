@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sys
 
 from actor.config import ActorConfig
-from protocol.config import ConfigError, add_flags, describe, load
+from protocol.config import add_flags, describe, load_or_exit
 
 
 def parser() -> argparse.ArgumentParser:
@@ -26,11 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.eval_flag:
         args.eval_mode = "true"
-    try:
-        cfg = load(ActorConfig, args, os.environ, "actor")
-    except ConfigError as exc:
-        print(f"saclstm actor: {exc}", file=sys.stderr)
-        return 2
+    cfg = load_or_exit(ActorConfig, args, "actor", "saclstm actor")
     logging.basicConfig(level=cfg.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     log = logging.getLogger("saclstm.actor")
     log.info("effective configuration:\n%s", describe(cfg))

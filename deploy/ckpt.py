@@ -1,4 +1,4 @@
-"""`saclstm ckpt list|inspect|verify`: look at checkpoint files without a learner."""
+"""`saclstm ckpt list|inspect|verify|promote`: checkpoint files without a learner."""
 
 from __future__ import annotations
 
@@ -71,5 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     ver = sub.add_parser("verify", help="full validation (structure, finiteness, rev); exit 1 if any is invalid")
     ver.add_argument("paths", nargs="+")
     ver.set_defaults(fn=cmd_verify)
+    from deploy.promote import add_parser
+
+    add_parser(sub)
     args = p.parse_args(argv)
     return int(args.fn(args))

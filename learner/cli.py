@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 
 from learner.config import LearnerConfig
-from protocol.config import ConfigError, add_flags, describe, load
+from protocol.config import add_flags, describe, load_or_exit
 
 
 def parser() -> argparse.ArgumentParser:
@@ -21,11 +20,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    try:
-        cfg = load(LearnerConfig, args, os.environ, "learner")
-    except ConfigError as exc:
-        print(f"saclstm learner: {exc}", file=sys.stderr)
-        return 2
+    cfg = load_or_exit(LearnerConfig, args, "learner", "saclstm learner")
     logging.basicConfig(level=cfg.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("saclstm.learner").info("effective configuration:\n%s", describe(cfg))
     from learner.service import Learner  # torch loads here, after the config is known to be good

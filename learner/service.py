@@ -80,7 +80,9 @@ class Learner:
         torch.optim.Adam([torch.zeros(1, requires_grad=True)])
         self.saver: Saver | None = None
         if cfg.weights_path:
-            self.saver = Saver(Path(cfg.weights_path), cfg.keep_checkpoints, cfg.max_checkpoint_bytes)
+            live = Path(cfg.weights_path)
+            target = live.with_name(live.stem + ".candidate.sacl") if cfg.promotion_gate else live
+            self.saver = Saver(target, cfg.keep_checkpoints, cfg.max_checkpoint_bytes)
             self.stop_hooks.append(self._final_save)
             if self._resume():
                 return
@@ -124,7 +126,8 @@ class Learner:
             if got != want:
                 raise CheckpointError(f"architecture {got} does not match this config {want}")
 
-        found = load_newest(live.parent, live, fits)
+        # Behind a promotion gate the live file is the promoted (older) model: resume from the newest save.
+        found = load_newest(live.parent, None if cfg.promotion_gate else live, fits)
         if found is None:
             return False
         _, meta, tensors = found

@@ -140,6 +140,17 @@ def load(cls: type[T], args: argparse.Namespace, env: Mapping[str, str], table: 
     return build(cls, read_toml(getattr(args, "config", None), table), from_env(cls, env), given_flags(args, cls))
 
 
+def load_or_exit(cls: type[T], args: argparse.Namespace, table: str, prog: str) -> T:
+    """`load` for a daemon's main(): a bad value prints the key and the reason and exits with status 2."""
+    import os
+
+    try:
+        return load(cls, args, os.environ, table)
+    except ConfigError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
 def describe(cfg: Any) -> str:
     """The effective configuration, one key per line, for the start-up log."""
     return "\n".join(f"  {f.name} = {getattr(cfg, f.name)!r}" for f in dataclasses.fields(cfg))

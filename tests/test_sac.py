@@ -41,16 +41,21 @@ def _garble_padding(batch: Batch, tail: int) -> Batch:
     return batch._replace(obs=obs, action=action, reward=reward, terminated=term)
 
 
-def test_padding_cannot_change_a_loss_or_a_parameter() -> None:
+def _twin_updates(batch: Batch, other: Batch) -> tuple[SAC, SAC, dict[str, float], dict[str, float]]:
+    """Two identical learners, one update each (same RNG), on two batches."""
     torch.manual_seed(0)
     a = SAC(ARCH, SACConfig())
     b = copy.deepcopy(a)
-    batch = _batch(1, mask_tail=3)
-    garbled = _garble_padding(batch, 3)
     torch.manual_seed(7)
     out_a = a.update(batch)
     torch.manual_seed(7)
-    out_b = b.update(garbled)
+    out_b = b.update(other)
+    return a, b, out_a, out_b
+
+
+def test_padding_cannot_change_a_loss_or_a_parameter() -> None:
+    batch = _batch(1, mask_tail=3)
+    a, b, out_a, out_b = _twin_updates(batch, _garble_padding(batch, 3))
     for key in out_a:
         assert math.isclose(out_a[key], out_b[key], rel_tol=1e-5, abs_tol=1e-6), key
     for pa, pb in zip(a.critics.parameters(), b.critics.parameters()):
@@ -59,15 +64,8 @@ def test_padding_cannot_change_a_loss_or_a_parameter() -> None:
 
 def test_garbling_valid_steps_does_change_the_loss() -> None:
     """The control for the test above: the comparison can fail."""
-    torch.manual_seed(0)
-    a = SAC(ARCH, SACConfig())
-    b = copy.deepcopy(a)
     batch = _batch(1, mask_tail=0)
-    garbled = _garble_padding(batch, 3)
-    torch.manual_seed(7)
-    out_a = a.update(batch)
-    torch.manual_seed(7)
-    out_b = b.update(garbled)
+    _, _, out_a, out_b = _twin_updates(batch, _garble_padding(batch, 3))
     assert not math.isclose(out_a["critic_loss"], out_b["critic_loss"], rel_tol=1e-3)
 
 
