@@ -59,6 +59,8 @@ class LearnerConfig:
     save_timeout_s: float = _f(60.0, "how long the final save at shutdown may take")
     max_checkpoint_bytes: int = _f(0, "file-size limit for the saver process (RLIMIT_FSIZE); 0 = none")
     game: str = _f("", "the game or environment name recorded in checkpoints")
+    save_replay: bool = _f(False, "also write the replay buffer to replay.sacl beside the checkpoint at shutdown, "
+                                  "and reload it on resume")
     promotion_gate: bool = _f(False, "saves become <live>.candidate.sacl; `saclstm ckpt promote` makes one live "
                                      "only if it scores well enough")
     max_message_bytes: int = _f(64 * 1024 * 1024, "largest accepted frame (ZMQ_MAXMSGSIZE)")

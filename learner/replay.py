@@ -235,6 +235,40 @@ class SequenceReplay:
         stream.fill = stream.context = 0
         stream.ended = True
 
+    # -- persistence -----------------------------------------------------------------------
+
+    _SLOT_ARRAYS = ("obs", "action", "prev_action", "prev_reward", "reward", "terminated", "mask", "version", "has_state")
+
+    def export(self) -> dict[str, np.ndarray]:
+        """The live chunks, oldest first, as plain arrays (for --save-replay). Open chunks are not kept."""
+        order = np.sort(self._live[:self.n_live])
+        start = self._next_slot
+        order = np.concatenate([order[order >= start], order[order < start]])  # ring order: oldest first
+        out = {name: getattr(self, name)[order] for name in self._SLOT_ARRAYS}
+        if self.state is not None:
+            out["state"] = self.state[order]
+        return out
+
+    def load(self, arrays: dict[str, np.ndarray]) -> int:
+        """Put exported chunks back (the newest ones if they do not all fit); returns transitions restored."""
+        n = int(arrays["mask"].shape[0])
+        if arrays["obs"].shape[1:] != self.obs.shape[1:] or arrays["action"].shape[1:] != self.action.shape[1:]:
+            raise ValueError(f"replay file chunks {arrays['obs'].shape[1:]} do not fit this replay {self.obs.shape[1:]}")
+        take = slice(max(0, n - self.slots), n)
+        for name in self._SLOT_ARRAYS:
+            src = arrays[name][take]
+            getattr(self, name)[:len(src)] = src
+        if self.state is not None and "state" in arrays and arrays["state"].shape[1:] == self.state.shape[1:]:
+            self.state[:take.stop - take.start] = arrays["state"][take]
+        count = take.stop - take.start
+        self.stream_of[:count] = -1  # old streams' ids mean nothing to this process
+        self._live[:count] = np.arange(count)
+        self._pos[:] = -1
+        self._pos[:count] = np.arange(count)
+        self.n_live, self._next_slot = count, count % self.slots
+        self.transitions = int(self.mask[:count].sum())
+        return self.transitions
+
     # -- reading ---------------------------------------------------------------------------
 
     def sample(self, batch_size: int) -> SampledBatch:

@@ -35,7 +35,7 @@ from learner.sac import SAC, Batch, SACConfig
 from learner.saver import Saver
 from learner.state import restore, snapshot
 from protocol import EpisodeStart, Experience, Hello, Limits, Progress, Weights, encode
-from protocol.checkpoint import CheckpointError, load_newest
+from protocol.checkpoint import CheckpointError, decode_checkpoint, encode_checkpoint, load_newest, write_atomic
 from protocol.sockets import TOPIC_PROGRESS, TOPIC_WEIGHTS, SocketOptions, bind, bound_endpoint
 
 log = logging.getLogger("saclstm.learner")
@@ -144,8 +144,20 @@ class Learner:
             self.version, self.grad_steps = int(meta["version"]), int(meta["grad_steps"])
             self.ingest.received_steps = int(meta.get("env_steps", 0))
             self.ingest.episodes_done = int(meta.get("episodes", 0))
+            self._load_replay(live.parent / "replay.sacl")
         self._new_version()
         return True
+
+    def _load_replay(self, path: Path) -> None:
+        if not self.cfg.save_replay or not path.exists() or self.replay is None:
+            return
+        try:
+            _, arrays = decode_checkpoint(path.read_bytes())
+            restored = self.replay.load(arrays)
+        except (OSError, CheckpointError, ValueError, KeyError) as exc:
+            log.warning("replay file %s not used (%s); starting with an empty replay", path, exc)
+            return
+        log.info("replay: %d transitions restored from %s", restored, path)
 
     def _save_parts(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         assert self.sac is not None
@@ -164,6 +176,13 @@ class Learner:
         if self.sac is not None and self.grad_steps > 0:
             if self.saver.final(*self._save_parts(), timeout=self.cfg.save_timeout_s):
                 log.info("final checkpoint written: %s", self.saver.last_path)
+            if self.cfg.save_replay and self.replay is not None:
+                path = Path(self.cfg.weights_path).parent / "replay.sacl"
+                start = time.monotonic()
+                write_atomic(path, encode_checkpoint({"game": self.cfg.game, "grad_steps": self.grad_steps},
+                                                     self.replay.export()))
+                log.info("replay: %d transitions written to %s in %.1f s", self.replay.transitions, path,
+                         time.monotonic() - start)
         self.saver.close()
 
     def _hello(self, msg: Hello) -> str | None:

@@ -103,3 +103,45 @@ def test_failing_saves_are_counted_and_the_old_checkpoint_stays(procs: Procs, tm
         assert "checkpoint save failed" in procs.log("limited")
     finally:
         watch.close()
+
+
+def test_restart_resumes_bitwise_with_replay(procs: Procs, tmp_path: Path) -> None:
+    """SIGTERM writes a final checkpoint (and the replay); the next learner publishes exactly those weights."""
+    import numpy as np
+    import zmq
+
+    from learner.networks import Arch, actor_layout
+    from protocol import Weights, decode
+
+    live = tmp_path / "ckpt" / "live.sacl"
+    eps = endpoints()
+    first = procs.learner(eps, *SMALL_LEARNER, "--weights-path", str(live), "--save-replay", "true")
+    watch = Watch(eps["metrics"])
+    try:
+        with Feeder(eps["ingest"]):
+            watch.wait(lambda h: h["grad_steps"] >= 200, 60, "training")
+        assert procs.stop(first) == 0
+    finally:
+        watch.close()
+    meta, tensors = decode_checkpoint(live.read_bytes())
+    assert (live.parent / "replay.sacl").exists()
+    saved = np.concatenate([tensors[f"actor.{n}"].reshape(-1) for n, _ in actor_layout(Arch.from_wire(meta["arch"]))])
+
+    eps = endpoints()
+    ctx = zmq.Context()
+    sub = ctx.socket(zmq.SUB)
+    sub.setsockopt(zmq.SUBSCRIBE, b"weights")
+    sub.setsockopt(zmq.LINGER, 0)
+    sub.connect(eps["weights"])
+    try:
+        procs.learner(eps, *SMALL_LEARNER, "--weights-path", str(live), "--save-replay", "true", name="second")
+        assert sub.poll(60_000), "no weights from the resumed learner"
+        msg = decode(sub.recv_multipart()[1])
+        assert isinstance(msg, Weights)
+        assert msg.version == meta["version"] + 1 and msg.grad_steps == meta["grad_steps"]
+        assert np.array_equal(msg.params, saved), "resumed actor differs from the saved one"
+        log = procs.log("second")
+        assert "resuming from" in log and "transitions restored" in log
+    finally:
+        sub.close(0)
+        ctx.term()

@@ -133,3 +133,17 @@ def test_bad_arguments_say_what_is_wrong() -> None:
         SequenceReplay(100, 8, 0, D, A, opponent_policy="forget")
     with pytest.raises(ValueError, match="empty"):
         SequenceReplay(100, 8, 0, D, A).sample(4)
+
+
+def test_export_and_load_keep_every_trainable_step() -> None:
+    a = SequenceReplay(capacity=400, seq_len=8, overlap=2, obs_dim=D, act_dim=A, state_dim=4)
+    for episode in range(30):  # more than fits: the ring wraps
+        feed(a, episode % 3, episode, 0, 12, end="truncated")
+    b = SequenceReplay(capacity=400, seq_len=8, overlap=2, obs_dim=D, act_dim=A, state_dim=4)
+    assert b.load(a.export()) == a.transitions
+    key = lambda r: sorted(tuple(r.obs[s].ravel()) for s in r._live[:r.n_live])  # noqa: E731
+    assert key(a) == key(b)
+    feed(b, 0, 99, 0, 8, end="truncated")  # and it goes on working
+    check_chunks(b)
+    with pytest.raises(ValueError, match="do not fit"):
+        SequenceReplay(capacity=400, seq_len=4, overlap=0, obs_dim=D, act_dim=A).load(a.export())
