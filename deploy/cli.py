@@ -12,7 +12,9 @@ commands:
   actor     run the actor daemon (bots over Gymnasium environments)
   run       start a learner and N actors locally from one TOML file
   demo      the built-in default run: Pendulum-V, one learner, two actors
-  ckpt      list, inspect or verify checkpoint files
+  ckpt      list, inspect, verify or promote checkpoint files
+  monitor   watch a learner's metrics socket (dashboard, or --json)
+  plot      learning curves from a metrics JSONL file
 
 `saclstm COMMAND --help` shows each command's flags."""
 
@@ -38,7 +40,16 @@ def _commands() -> dict[str, Callable[[list[str]], int]]:
         from deploy.ckpt import main
         return main(argv)
 
-    return {"learner": learner, "actor": actor, "run": run, "demo": demo, "ckpt": ckpt}
+    def monitor(argv: list[str]) -> int:
+        from deploy.monitor import main
+        return main(argv)
+
+    def plot(argv: list[str]) -> int:
+        from deploy.plot import main
+        return main(argv)
+
+    return {"learner": learner, "actor": actor, "run": run, "demo": demo, "ckpt": ckpt, "monitor": monitor,
+            "plot": plot}
 
 
 def main(argv: list[str] | None = None) -> int:

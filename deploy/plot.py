@@ -51,3 +51,20 @@ def plot_curves(metrics: str | Path, out: str | Path, eval_return: float | None 
     fig.savefig(out, dpi=90)
     plt.close(fig)
     return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import sys
+
+    p = argparse.ArgumentParser(prog="saclstm plot", description="Learning curves (return against env steps, "
+                                "losses, alpha, UTD) from a learner's metrics JSONL file.")
+    p.add_argument("metrics", help="the metrics JSONL file (learner --metrics-path)")
+    p.add_argument("-o", "--out", default="curves.png", help="PNG to write")
+    p.add_argument("--title", default="")
+    args = p.parse_args(argv)
+    if not Path(args.metrics).exists() or not read_metrics(args.metrics):
+        print(f"saclstm plot: {args.metrics}: no metrics lines", file=sys.stderr)
+        return 1
+    print(plot_curves(args.metrics, args.out, title=args.title))
+    return 0

@@ -63,6 +63,9 @@ class LearnerConfig:
                                   "and reload it on resume")
     promotion_gate: bool = _f(False, "saves become <live>.candidate.sacl; `saclstm ckpt promote` makes one live "
                                      "only if it scores well enough")
+    prometheus_port: int = _f(-1, "serve /metrics, /healthz, /readyz on this port; -1 = off, 0 = any free port")
+    prometheus_host: str = _f("127.0.0.1", "address the Prometheus endpoint binds (loopback unless told otherwise)")
+    tensorboard: str = _f("", "write TensorBoard scalars under this directory; empty = off")
     max_message_bytes: int = _f(64 * 1024 * 1024, "largest accepted frame (ZMQ_MAXMSGSIZE)")
     seed: int = _f(0, "random seed")
     log_level: str = _f("INFO", "DEBUG, INFO, WARNING or ERROR")

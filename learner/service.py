@@ -28,8 +28,9 @@ import zmq
 
 from learner.config import LearnerConfig
 from learner.ingest import Ingest, normalise_actions
-from learner.metrics import MetricsOut, Rate, lag_summary
+from learner.metrics import Rate, lag_summary
 from learner.networks import Arch, actor_to_blob, blob_rev
+from learner.observe import Observers
 from learner.replay import SequenceReplay
 from learner.sac import SAC, Batch, SACConfig
 from learner.saver import Saver
@@ -58,7 +59,7 @@ class Learner:
         self.metrics_sock = bind(self.ctx, zmq.PUB, cfg.metrics, SocketOptions(sndhwm=100))
         self.endpoints = {name: bound_endpoint(s) for name, s in
                           (("ingest", self.pull), ("weights", self.pub), ("metrics", self.metrics_sock))}
-        self.metrics = MetricsOut(self.metrics_sock, cfg.metrics_path)
+        self.observers = Observers(cfg, self.metrics_sock)
         self.ingest = Ingest(Limits(max_message_bytes=cfg.max_message_bytes, obs_dim=cfg.obs_dim, act_dim=cfg.act_dim),
                              self._hello, self._experience, self._episode_start)
         self.sac: SAC | None = None
@@ -73,7 +74,10 @@ class Learner:
         self._blob: bytes | None = None
         self._last_publish = self._last_progress = self._last_health = self._last_hello_publish = 0.0
         self._started = time.monotonic()
-        self._ingest_rate, self._step_rate = Rate(), Rate()
+        self._ingest_rate, self._step_rate, self._health_ingest = Rate(), Rate(), Rate()
+        self._last_losses: dict[str, float] = {}
+        self._dead: set[str] = set()
+        self._episodes_seen = 0
         self._seq = 0
         # The first Adam of a process costs about a second (torch.optim's lazy imports); pay it now,
         # not when the first hello is waiting for weights.
@@ -247,7 +251,8 @@ class Learner:
             self.saver.poll()
         if now - self._last_health >= 1.0:
             self._last_health = now
-            self.metrics.health(self.health())
+            self.observers.health(self.health())
+            self._report_episodes()
         self.passes += 1
 
     def _drain(self) -> int:
@@ -310,6 +315,7 @@ class Learner:
     def _publish_weights(self) -> None:
         if self._blob is None:
             return
+        self.observers.ready()
         self._last_publish = time.monotonic()
         try:
             self.pub.send_multipart([TOPIC_WEIGHTS, self._blob], zmq.NOBLOCK, copy=False)
@@ -334,7 +340,8 @@ class Learner:
         assert self.replay is not None
         received = self.ingest.received_steps
         past_start = max(0, received - self.cfg.learning_starts)
-        self.metrics.pass_line({
+        self._last_losses = losses
+        self.observers.pass_line({
             "time": time.time(), "epoch": self.passes, "steps": self.grad_steps, "env_steps": received,
             "buffer_size": self.replay.transitions, "drained": drained, "grad_steps": trained, **losses,
             "utd_target": self.cfg.utd_ratio, "utd_achieved": self.grad_steps / past_start if past_start else 0.0,
@@ -342,6 +349,25 @@ class Learner:
             "rejects": dict(self.ingest.rejects), "policy_lag": lag_summary(self.ingest.lag),
             "recent_return": self.recent_return(),
         })
+
+    def _actors(self, now: float) -> list[dict[str, Any]]:
+        """Per-actor books; an actor silent past dead_after_s turns dead (logged once, and once when back)."""
+        actors = [s.as_dict(now, self.cfg.dead_after_s) for s in self.ingest.senders.values()]
+        for a in actors:
+            if not a["alive"] and not a["bye"] and a["sender"] not in self._dead:
+                self._dead.add(a["sender"])
+                log.warning("actor %s silent for %.0f s: marked dead", a["sender"], a["age_s"])
+            elif a["alive"] and a["sender"] in self._dead:
+                self._dead.discard(a["sender"])
+                log.info("actor %s is back", a["sender"])
+        return actors
+
+    def _report_episodes(self) -> None:
+        returns = list(self.ingest.returns)
+        fresh = self.ingest.episodes_done - self._episodes_seen
+        for _, ret, ev in returns[len(returns) - min(fresh, len(returns)):]:
+            self.observers.episode(ret, self.ingest.received_steps, ev)
+        self._episodes_seen = self.ingest.episodes_done
 
     def recent_return(self, window: int = 10) -> float | None:
         train = [r for _, r, ev in self.ingest.returns if not ev][-window:]
@@ -355,8 +381,8 @@ class Learner:
             "time": time.time(), "uptime_s": now - self._started, "version": self.version, "session": self.session,
             "grad_steps": self.grad_steps, "env_steps": received, "episodes": self.ingest.episodes_done,
             "utd_target": self.cfg.utd_ratio, "utd_achieved": self.grad_steps / past_start if past_start else 0.0,
-            "updates_per_s": self._step_rate.add(self.grad_steps),
-            "actors": [s.as_dict(now, self.cfg.dead_after_s) for s in self.ingest.senders.values()],
+            "updates_per_s": self._step_rate.add(self.grad_steps), "ingest_tps": self._health_ingest.add(received),
+            "actors": self._actors(now), "losses": self._last_losses,
             "rejects": dict(self.ingest.rejects), "policy_lag": lag_summary(self.ingest.lag),
             "replay": {"transitions": self.replay.transitions if self.replay else 0,
                        "capacity": self.replay.capacity if self.replay else self.cfg.capacity,
@@ -378,8 +404,8 @@ class Learner:
                 hook()
             except Exception:
                 log.exception("stop hook failed")
-        self.metrics.health(self.health())
-        self.metrics.close()
+        self.observers.health(self.health())
+        self.observers.close()
         for sock in (self.pull, self.pub, self.metrics_sock):
             sock.close(linger=200)
         self.ctx.term()

@@ -1,0 +1,85 @@
+"""`saclstm monitor [ENDPOINT]`: watch a learner's metrics socket, live, or as JSON lines for scripts."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+import msgpack
+import zmq
+
+
+def _table(h: dict[str, Any]) -> Any:
+    from rich.console import Group
+    from rich.table import Table
+
+    ret = h.get("recent_return")
+    head = Table.grid(padding=(0, 3))
+    head.add_row(f"uptime {h['uptime_s']:.0f} s", f"weights v{h['version']}", f"env steps {h['env_steps']:,}",
+                 f"grad steps {h['grad_steps']:,}", f"UTD {h['utd_achieved']:.2f} / {h['utd_target']:g}",
+                 f"ingest {h.get('ingest_tps', 0):,.0f}/s", f"return {ret:.1f}" if ret is not None else "return -")
+    rep = h["replay"]
+    saver = h.get("saver") or {}
+    head.add_row(f"replay {rep['transitions']:,}/{rep['capacity']:,}", f"lag p50 {h['policy_lag']['p50']:.0f} "
+                 f"max {h['policy_lag']['max']:.0f}", f"rejects {h['rejects'] or 'none'}",
+                 f"saves {saver.get('saves', '-')} failed {saver.get('failures', '-')}" if saver else "checkpoints off")
+    actors = Table(title="actors")
+    for col in ("actor", "state", "last seen", "sent", "received", "dropped", "rejected", "episodes"):
+        actors.add_column(col, justify="right" if col not in ("actor", "state") else "left")
+    for a in h["actors"]:
+        state = "[green]alive" if a["alive"] else ("bye" if a["bye"] else "[red]DEAD")
+        actors.add_row(a["sender"], state, f"{a['age_s']:.1f} s", f"{a['sent']:,}", f"{a['received']:,}",
+                       f"{a['dropped']:,}", f"{a['rejected']:,}", str(a["episodes"]))
+    return Group(head, actors)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="saclstm monitor", description="Watch a learner: a live dashboard, or "
+                                "--json for one JSON object per line (health every second, training passes).")
+    p.add_argument("endpoint", nargs="?", default="tcp://127.0.0.1:5557", help="the learner's metrics endpoint")
+    p.add_argument("--json", action="store_true", help="print JSON lines instead of the dashboard")
+    p.add_argument("--passes", action="store_true", help="with --json: also print each training pass")
+    p.add_argument("--count", type=int, default=0, help="stop after this many health maps (0 = never)")
+    p.add_argument("--timeout", type=float, default=0.0, help="give up after this many silent seconds (0 = never)")
+    args = p.parse_args(argv)
+    ctx = zmq.Context()
+    sub = ctx.socket(zmq.SUB)
+    sub.setsockopt(zmq.LINGER, 0)
+    sub.setsockopt(zmq.SUBSCRIBE, b"health")
+    if args.passes:
+        sub.setsockopt(zmq.SUBSCRIBE, b"metrics")
+    sub.connect(args.endpoint)
+    seen, last = 0, time.monotonic()
+    live = None
+    if not args.json:
+        from rich.live import Live
+
+        live = Live(f"waiting for {args.endpoint} ...", refresh_per_second=4)
+        live.start()
+    try:
+        while args.count == 0 or seen < args.count:
+            if not sub.poll(250):
+                if args.timeout and time.monotonic() - last > args.timeout:
+                    print(f"saclstm monitor: nothing from {args.endpoint} for {args.timeout:g} s", file=sys.stderr)
+                    return 1
+                continue
+            topic, payload = sub.recv_multipart()
+            last = time.monotonic()
+            data = msgpack.unpackb(payload, strict_map_key=False)
+            if topic == b"health":
+                seen += 1
+            if args.json:
+                print(json.dumps({"topic": topic.decode(), **data}), flush=True)
+            elif topic == b"health" and live is not None:
+                live.update(_table(data))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if live is not None:
+            live.stop()
+        sub.close(0)
+        ctx.term()
+    return 0
