@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(cfg.threads)
     try:
         daemon = ActorDaemon(cfg)
-    except ValueError as exc:
+    except ValueError as exc:  # bad env, bad obs mask, unusable key file
         print(f"saclstm actor: {exc}", file=sys.stderr)
         return 2
     daemon.run()
@@ -50,5 +50,6 @@ def main(argv: list[str] | None = None) -> int:
                        "version": daemon.link.version(), "weights_received": daemon.link.weights.received,
                        "first_weights_s": daemon.link.first_weights_s(),
                        "versions_seen": sorted(daemon.link.weights.swapped_at),
+                       "versions_in_order": list(daemon.link.weights.swapped_at),
                        "flow_waits": daemon.link.flow_waits, "flow_wait_s": daemon.link.flow_wait_s}, fh)
     return 0

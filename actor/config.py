@@ -26,6 +26,8 @@ class ActorConfig:
     ingest: str = _f("tcp://127.0.0.1:5555", "learner's experience endpoint (PUSH connects here)")
     weights: str = _f("tcp://127.0.0.1:5556", "learner's weights endpoint (SUB connects here)")
     actor_id: str = _f("", "this process's sender id; empty = hostname-pid")
+    curve_server_key: str = _f("", "the learner's CURVE public key file (server.key); turns CURVE on")
+    curve_secret: str = _f("", "this actor's CURVE secret key file (clientN.key_secret)")
     env: str = _f("Pendulum-v1", "Gymnasium environment id (daemon only)")
     env_kwargs: str = _f("", "extra gym.make keyword arguments as key=value,key=value")
     bots: int = _f(1, "bots (environment instances) this actor runs")
@@ -37,6 +39,7 @@ class ActorConfig:
     flush_steps: int = _f(32, "experience batch size: flush after this many steps")
     flush_ms: float = _f(250.0, "flush a partial batch after this many milliseconds")
     queue: int = _f(64, "experience messages queued for the learner before new ones are dropped")
+    close_linger_s: float = _f(10.0, "at shutdown, how long queued experience may take to reach the learner")
     send_state: bool = _f(False, "send the LSTM state with each batch (for use_stored_state)")
     max_steps: int = _f(0, "stop after this many environment steps in total; 0 = run until stopped")
     max_episodes: int = _f(0, "stop after this many episodes in total; 0 = no limit")
@@ -48,6 +51,8 @@ class ActorConfig:
     log_level: str = _f("INFO", "DEBUG, INFO, WARNING or ERROR")
 
     def __post_init__(self) -> None:
+        check(bool(self.curve_server_key) == bool(self.curve_secret), "curve_server_key", self.curve_server_key,
+              "curve_server_key and curve_secret go together")
         check(self.flow in ("",) + FLOW_MODES, "flow", self.flow, f"must be one of {FLOW_MODES}")
         check(self.bots >= 1, "bots", self.bots, "must be at least 1")
         check(self.flush_steps >= 1, "flush_steps", self.flush_steps, "must be at least 1")

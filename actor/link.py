@@ -42,8 +42,13 @@ class ActorLink:
         self.sender = cfg.resolved_id()
         self.realtime = (cfg.flow or ("realtime" if realtime_default else "rate-limited")) == "realtime"
         self.ctx = zmq.Context()
-        self.push = connect(self.ctx, zmq.PUSH, cfg.ingest, SocketOptions(sndhwm=cfg.queue, linger_ms=1000))
-        self.weights = WeightsSubscriber(self.ctx, cfg.weights).start()
+        keys = None
+        if cfg.curve_server_key:
+            from protocol.curve import ClientKeys
+
+            keys = ClientKeys.load(cfg.curve_server_key, cfg.curve_secret)
+        self.push = connect(self.ctx, zmq.PUSH, cfg.ingest, SocketOptions(sndhwm=cfg.queue, linger_ms=1000), keys=keys)
+        self.weights = WeightsSubscriber(self.ctx, cfg.weights, keys=keys).start()
         self.store = None
         if cfg.checkpoint:
             from actor.store import CheckpointStore
@@ -170,10 +175,11 @@ class ActorLink:
         return in_flight < slack / max(1, len(per_sender))
 
     def close(self) -> None:
-        """Say bye with the final counts, then close; never hangs (finite linger)."""
+        """Say bye with the final counts, then close. What is queued (bye last) gets `close_linger_s` to
+        reach the learner, so a drained queue closes the books; never hangs past that."""
         self.send(lambda s, q: Bye(s, q, self.sent, self.dropped))
         self.weights.stop()
         if self.store is not None:
             self.store.close()
-        self.push.close(linger=1000)
+        self.push.close(linger=int(self.cfg.close_linger_s * 1000))
         self.ctx.term()

@@ -24,8 +24,9 @@ log = logging.getLogger("saclstm.actor")
 class WeightsSubscriber:
     """Owns the SUB socket and its thread; start() / stop() are explicit."""
 
-    def __init__(self, ctx: zmq.Context, endpoint: str, max_message_bytes: int = 64 * 1024 * 1024) -> None:
-        self._ctx, self._endpoint, self._max = ctx, endpoint, max_message_bytes
+    def __init__(self, ctx: zmq.Context, endpoint: str, max_message_bytes: int = 64 * 1024 * 1024,
+                 keys: object = None) -> None:
+        self._ctx, self._endpoint, self._max, self._keys = ctx, endpoint, max_message_bytes, keys
         self._lock = threading.Lock()
         self._policy: LocalPolicy | None = None
         self._progress: Progress | None = None
@@ -64,7 +65,7 @@ class WeightsSubscriber:
 
     def _run(self) -> None:
         opts = SocketOptions(rcvhwm=4, max_message_bytes=self._max)
-        sock = connect(self._ctx, zmq.SUB, self._endpoint, opts, subscribe=TOPIC_WEIGHTS)
+        sock = connect(self._ctx, zmq.SUB, self._endpoint, opts, subscribe=TOPIC_WEIGHTS, keys=self._keys)
         sock.setsockopt(zmq.SUBSCRIBE, TOPIC_PROGRESS)
         poller = zmq.Poller()
         poller.register(sock, zmq.POLLIN)

@@ -13,6 +13,7 @@ commands:
   run       start a learner and N actors locally from one TOML file
   demo      the built-in default run: Pendulum-V, one learner, two actors
   ckpt      list, inspect, verify or promote checkpoint files
+  keys      generate CURVE key pairs for a learner and its actors
   monitor   watch a learner's metrics socket (dashboard, or --json)
   plot      learning curves from a metrics JSONL file
 
@@ -48,8 +49,25 @@ def _commands() -> dict[str, Callable[[list[str]], int]]:
         from deploy.plot import main
         return main(argv)
 
+    def keys(argv: list[str]) -> int:
+        import argparse
+
+        from protocol.curve import generate
+
+        p = argparse.ArgumentParser(prog="saclstm keys", description="CURVE keys for a learner and its actors.")
+        sub = p.add_subparsers(dest="cmd", required=True)
+        gen = sub.add_parser("generate", help="write server.key(_secret), clientN.key(_secret) and allowed/")
+        gen.add_argument("dir")
+        gen.add_argument("--clients", type=int, default=1, help="client key pairs to make (one per host or actor)")
+        args = p.parse_args(argv)
+        for path in generate(args.dir, args.clients):
+            print(path)
+        print(f"learner: --curve-secret {args.dir}/server.key_secret --curve-allowed {args.dir}/allowed\n"
+              f"actor:   --curve-server-key {args.dir}/server.key --curve-secret {args.dir}/client0.key_secret")
+        return 0
+
     return {"learner": learner, "actor": actor, "run": run, "demo": demo, "ckpt": ckpt, "monitor": monitor,
-            "plot": plot}
+            "plot": plot, "keys": keys}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -44,10 +44,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--passes", action="store_true", help="with --json: also print each training pass")
     p.add_argument("--count", type=int, default=0, help="stop after this many health maps (0 = never)")
     p.add_argument("--timeout", type=float, default=0.0, help="give up after this many silent seconds (0 = never)")
+    p.add_argument("--curve-server-key", default="", help="the learner's public key file, when CURVE is on")
+    p.add_argument("--curve-secret", default="", help="this monitor's secret key file (its public key must be allowed)")
     args = p.parse_args(argv)
     ctx = zmq.Context()
     sub = ctx.socket(zmq.SUB)
     sub.setsockopt(zmq.LINGER, 0)
+    if args.curve_server_key:
+        from protocol.curve import ClientKeys, KeyFileError
+
+        try:
+            ClientKeys.load(args.curve_server_key, args.curve_secret).apply(sub)
+        except KeyFileError as exc:
+            print(f"saclstm monitor: {exc}", file=sys.stderr)
+            return 2
     sub.setsockopt(zmq.SUBSCRIBE, b"health")
     if args.passes:
         sub.setsockopt(zmq.SUBSCRIBE, b"metrics")

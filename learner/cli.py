@@ -24,9 +24,13 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=cfg.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("saclstm.learner").info("effective configuration:\n%s", describe(cfg))
     from learner.service import Learner  # torch loads here, after the config is known to be good
+    from protocol.curve import KeyFileError
 
     try:
         learner = Learner(cfg)
+    except KeyFileError as exc:
+        print(f"saclstm learner: {exc}", file=sys.stderr)
+        return 2
     except OSError as exc:
         print(f"saclstm learner: {exc}", file=sys.stderr)
         return 1

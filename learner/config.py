@@ -19,6 +19,8 @@ class LearnerConfig:
     weights: str = _f("tcp://127.0.0.1:5556", "endpoint the weights/progress PUB socket binds")
     metrics: str = _f("tcp://127.0.0.1:5557", "endpoint the metrics/health PUB socket binds")
     insecure_bind: bool = _f(False, "allow binding a non-loopback address without CURVE keys")
+    curve_secret: str = _f("", "the learner's CURVE secret key file (server.key_secret); turns CURVE on")
+    curve_allowed: str = _f("", "directory of allowed client public keys (*.key): the ZAP allow list")
     obs_dim: int | None = _f(None, "observation width; unset = taken from the first hello")
     act_dim: int | None = _f(None, "action width; unset = taken from the first hello")
     act_low: tuple[float, ...] | None = _f(None, "action lower bounds; unset = from the first hello")
@@ -97,6 +99,15 @@ class LearnerConfig:
         check(self.keep_checkpoints >= 1, "keep_checkpoints", self.keep_checkpoints,
               "must be at least 1, or the live checkpoint's file would be deleted")
         check(self.log_level.upper() in ("DEBUG", "INFO", "WARNING", "ERROR"), "log_level", self.log_level, "unknown level")
+        check(bool(self.curve_secret) == bool(self.curve_allowed), "curve_secret", self.curve_secret,
+              "curve_secret and curve_allowed go together: a key without an allow list would admit nobody")
+        if not self.curve_secret and not self.insecure_bind:
+            from protocol.curve import is_loopback
+
+            for key in ("ingest", "weights", "metrics"):
+                check(is_loopback(getattr(self, key)), key, getattr(self, key),
+                      "binds beyond loopback without CURVE keys: set curve_secret and curve_allowed "
+                      "(saclstm keys generate), or insecure_bind = true to accept that anyone may connect")
         dims = (self.obs_dim, self.act_dim)
         check(all(d is None or d >= 1 for d in dims), "obs_dim", dims, "dims must be at least 1")
         if self.act_low is not None or self.act_high is not None:

@@ -14,6 +14,7 @@ Rejects never stop it; SIGINT/SIGTERM end the loop and run the stop hooks
 from __future__ import annotations
 
 import logging
+import os
 import secrets
 import signal
 import time
@@ -53,10 +54,22 @@ class Learner:
         torch.manual_seed(cfg.seed)
         np.seterr(invalid="ignore")  # the codec's one-dot finiteness check may see NaN on bad input
         self.ctx = zmq.Context()
-        opts = SocketOptions(max_message_bytes=cfg.max_message_bytes, rcvhwm=10000, sndhwm=16)
-        self.pull = bind(self.ctx, zmq.PULL, cfg.ingest, opts)
-        self.pub = bind(self.ctx, zmq.PUB, cfg.weights, opts)
-        self.metrics_sock = bind(self.ctx, zmq.PUB, cfg.metrics, SocketOptions(sndhwm=100))
+        keys, self._auth = None, None
+        if cfg.curve_secret:
+            from protocol.curve import ServerKeys
+
+            keys = ServerKeys.load(cfg.curve_secret, cfg.curve_allowed)
+            self._auth = keys.start_authenticator(self.ctx)
+            log.info("CURVE on: clients allowed from %s", cfg.curve_allowed)
+        elif cfg.insecure_bind:
+            log.warning("no CURVE keys and insecure_bind: anyone who can reach these endpoints may push experience "
+                        "and read the weights")
+        # libzmq's hard cap is twice the accepted size: a frame between the two reaches the codec and is
+        # counted as too_large; only a frame past the cap is dropped by libzmq (with the connection).
+        opts = SocketOptions(max_message_bytes=2 * cfg.max_message_bytes, rcvhwm=10000, sndhwm=16)
+        self.pull = bind(self.ctx, zmq.PULL, cfg.ingest, opts, keys)
+        self.pub = bind(self.ctx, zmq.PUB, cfg.weights, opts, keys)
+        self.metrics_sock = bind(self.ctx, zmq.PUB, cfg.metrics, SocketOptions(sndhwm=100), keys)
         self.endpoints = {name: bound_endpoint(s) for name, s in
                           (("ingest", self.pull), ("weights", self.pub), ("metrics", self.metrics_sock))}
         self.observers = Observers(cfg, self.metrics_sock)
@@ -88,6 +101,7 @@ class Learner:
             target = live.with_name(live.stem + ".candidate.sacl") if cfg.promotion_gate else live
             self.saver = Saver(target, cfg.keep_checkpoints, cfg.max_checkpoint_bytes)
             self.stop_hooks.append(self._final_save)
+            self.version = self._noted_version()  # even a fresh start publishes above what went out before
             if self._resume():
                 return
         if cfg.obs_dim and cfg.act_dim and cfg.act_low and cfg.act_high:
@@ -145,7 +159,8 @@ class Learner:
             log.warning("checkpoint: %s does not fit (%s); starting fresh", found[0], exc)
             self._build(arch.obs_dim, arch.act_dim, self.low, self.high, publish=False)
         else:
-            self.version, self.grad_steps = int(meta["version"]), int(meta["grad_steps"])
+            self.version = max(int(meta["version"]), self._noted_version())
+            self.grad_steps = int(meta["grad_steps"])
             self.ingest.received_steps = int(meta.get("env_steps", 0))
             self.ingest.episodes_done = int(meta.get("episodes", 0))
             self._load_replay(live.parent / "replay.sacl")
@@ -307,10 +322,30 @@ class Learner:
     def _new_version(self) -> None:
         assert self.sac is not None
         self.version += 1
+        self._note_version()
         params = actor_to_blob(self.sac.actor)
         self._blob = encode(Weights("learner", self._next_seq(), self.version, blob_rev(params),
                                     self.sac.arch.to_wire(), params, self.grad_steps))
         self._publish_weights()
+
+    def _note_version(self) -> None:
+        """Versions must rise even across a crash: the newest is noted beside the checkpoints (rename, no
+        fsync: it survives a killed process, which is what it is for), and a resume starts above it."""
+        if not self.cfg.weights_path:
+            return
+        path = Path(self.cfg.weights_path).parent / "version"
+        tmp = path.with_name(f".version.tmp-{os.getpid()}")
+        try:
+            tmp.write_text(str(self.version))
+            os.replace(tmp, path)
+        except OSError as exc:
+            log.warning("could not note weights version %d in %s: %s", self.version, path, exc)
+
+    def _noted_version(self) -> int:
+        try:
+            return int((Path(self.cfg.weights_path).parent / "version").read_text().strip())
+        except (OSError, ValueError):
+            return 0
 
     def _publish_weights(self) -> None:
         if self._blob is None:
@@ -408,5 +443,7 @@ class Learner:
         self.observers.close()
         for sock in (self.pull, self.pub, self.metrics_sock):
             sock.close(linger=200)
+        if self._auth is not None:
+            self._auth.stop()
         self.ctx.term()
         log.info("learner stopped after %d gradient steps, version %d", self.grad_steps, self.version)

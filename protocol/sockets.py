@@ -9,6 +9,7 @@ dead peer is noticed even when no data flows.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import zmq
 
@@ -44,10 +45,14 @@ def _apply(sock: zmq.Socket, opts: SocketOptions, receiving: bool) -> None:
 _RECEIVING = {zmq.PULL, zmq.SUB}
 
 
-def bind(ctx: zmq.Context, kind: int, endpoint: str, opts: SocketOptions = SocketOptions()) -> zmq.Socket:
-    """A bound socket (the learner side). Fails with the endpoint in the message."""
+def bind(ctx: zmq.Context, kind: int, endpoint: str, opts: SocketOptions = SocketOptions(),
+         keys: Any = None) -> zmq.Socket:
+    """A bound socket (the learner side), CURVE server when `keys` (protocol.curve.ServerKeys) are given.
+    Fails with the endpoint in the message."""
     sock = ctx.socket(kind)
     _apply(sock, opts, kind in _RECEIVING)
+    if keys is not None:
+        keys.apply(sock)
     try:
         sock.bind(endpoint)
     except zmq.ZMQError as exc:
@@ -57,11 +62,15 @@ def bind(ctx: zmq.Context, kind: int, endpoint: str, opts: SocketOptions = Socke
 
 
 def connect(
-    ctx: zmq.Context, kind: int, endpoint: str, opts: SocketOptions = SocketOptions(), subscribe: bytes | None = None
+    ctx: zmq.Context, kind: int, endpoint: str, opts: SocketOptions = SocketOptions(), subscribe: bytes | None = None,
+    keys: Any = None,
 ) -> zmq.Socket:
-    """A connected socket (actors, monitors). SUB sockets subscribe to `subscribe`."""
+    """A connected socket (actors, monitors), CURVE client when `keys` (protocol.curve.ClientKeys) are given.
+    SUB sockets subscribe to `subscribe`."""
     sock = ctx.socket(kind)
     _apply(sock, opts, kind in _RECEIVING)
+    if keys is not None:
+        keys.apply(sock)
     if kind == zmq.PUSH:
         sock.setsockopt(zmq.IMMEDIATE, 1)  # queue only to live peers: a missing learner is a full queue, not a hidden one
     if kind == zmq.SUB:

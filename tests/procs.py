@@ -41,10 +41,11 @@ class Procs:
         self.tmp = tmp
         self.procs: list[tuple[str, subprocess.Popen]] = []
 
-    def start(self, name: str, module: str, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
+    def start(self, name: str, module: str, *args: str, env: dict[str, str] | None = None,
+              prefix: tuple[str, ...] = ()) -> subprocess.Popen:
         log = open(self.tmp / f"{name}.log", "ab")  # noqa: SIM115 - child owns it
         full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
-        proc = subprocess.Popen([sys.executable, "-m", module, *args], stdout=log, stderr=subprocess.STDOUT,
+        proc = subprocess.Popen([*prefix, sys.executable, "-m", module, *args], stdout=log, stderr=subprocess.STDOUT,
                                 cwd=ROOT, env=full_env, start_new_session=True)
         log.close()
         self.procs.append((name, proc))
@@ -80,9 +81,11 @@ class Procs:
 class Watch:
     """The learner's metrics socket, read with deadlines."""
 
-    def __init__(self, endpoint: str) -> None:
+    def __init__(self, endpoint: str, keys: Any = None) -> None:
         self.ctx = zmq.Context()
         self.sock = self.ctx.socket(zmq.SUB)
+        if keys is not None:
+            keys.apply(self.sock)
         self.sock.setsockopt(zmq.SUBSCRIBE, b"")
         self.sock.setsockopt(zmq.LINGER, 0)
         self.sock.connect(endpoint)

@@ -38,10 +38,14 @@ def frames(sender: str) -> list[bytes]:
     return out
 
 
-def push(endpoint: str, ready: mp.Event) -> None:
+def push(endpoint: str, ready: mp.Event, key_dir: str | None = None) -> None:
     data = frames("bench")
     ctx = zmq.Context()
     sock = ctx.socket(zmq.PUSH)
+    if key_dir:
+        from protocol.curve import ClientKeys
+
+        ClientKeys.load(f"{key_dir}/server.key", f"{key_dir}/client0.key_secret").apply(sock)
     sock.setsockopt(zmq.SNDHWM, 0)
     sock.connect(endpoint)
     ready.wait()
@@ -83,13 +87,21 @@ def bare(sock: zmq.Socket) -> int:
     return i
 
 
-def measure(consume) -> float:
+def measure(consume, key_dir: str | None = None) -> float:
+    """Steps per second that `consume` takes off a PULL socket fed by a sender process (CURVE with key_dir)."""
     ctx = zmq.Context()
     sock = ctx.socket(zmq.PULL)
     sock.setsockopt(zmq.RCVHWM, 0)
+    auth = None
+    if key_dir:
+        from protocol.curve import ServerKeys
+
+        keys = ServerKeys.load(f"{key_dir}/server.key_secret", f"{key_dir}/allowed")
+        auth = keys.start_authenticator(ctx)
+        keys.apply(sock)
     port = sock.bind_to_random_port("tcp://127.0.0.1")
     ready = mp.Event()
-    proc = mp.Process(target=push, args=(f"tcp://127.0.0.1:{port}", ready))
+    proc = mp.Process(target=push, args=(f"tcp://127.0.0.1:{port}", ready, key_dir))
     proc.start()
     ready.set()
     sock.poll(60_000)
@@ -99,6 +111,8 @@ def measure(consume) -> float:
     elapsed = time.perf_counter() - start
     proc.join()
     sock.close(0)
+    if auth is not None:
+        auth.stop()
     ctx.term()
     return steps / elapsed
 

@@ -1,0 +1,81 @@
+"""Deployment files: what can be checked here is checked (systemd-analyze, YAML structure, key fields)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+DEPLOY = Path(__file__).resolve().parent.parent / "deploy"
+
+
+def unit(name: str) -> dict[str, dict[str, str]]:
+    sections: dict[str, dict[str, str]] = {}
+    current = ""
+    text = (DEPLOY / "systemd" / name).read_text().replace("\\\n", " ")
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("[") and line.endswith("]"):
+            current = line[1:-1]
+            sections[current] = {}
+        elif "=" in line and not line.startswith("#"):
+            key, _, value = line.partition("=")
+            sections[current][key.strip()] = value.strip()
+    return sections
+
+
+@pytest.mark.parametrize("name", ["saclstm-learner.service", "saclstm-actor@.service"])
+def test_units_restart_on_failure_and_stop_gracefully(name: str) -> None:
+    svc = unit(name)["Service"]
+    assert svc["Restart"] == "on-failure" and svc["KillSignal"] == "SIGTERM"
+    assert int(svc["TimeoutStopSec"]) >= (90 if "learner" in name else 15)  # learner: the final save (60 s) fits
+    assert "saclstm learner" in svc["ExecStart"] if "learner" in name else "saclstm actor" in svc["ExecStart"]
+    assert "--curve-" in svc["ExecStart"]
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed here")
+def test_units_pass_systemd_analyze_verify(tmp_path: Path) -> None:
+    """The real binary path is this checkout's (the units name /opt/saclstm); everything else is as shipped."""
+    exe = str(Path(sys.executable).with_name("saclstm"))
+    for name, out in (("saclstm-learner.service", "saclstm-learner.service"), ("saclstm-actor@.service", "saclstm-actor@1.service")):
+        text = (DEPLOY / "systemd" / name).read_text().replace("/opt/saclstm/.venv/bin/saclstm", exe)
+        (tmp_path / out).write_text(text)
+    run = subprocess.run(["systemd-analyze", "verify", str(tmp_path / "saclstm-learner.service"),
+                          str(tmp_path / "saclstm-actor@1.service")], capture_output=True, text=True, timeout=60)
+    problems = [ln for ln in (run.stdout + run.stderr).splitlines() if "saclstm" in ln]
+    assert run.returncode == 0 and not problems, run.stdout + run.stderr
+
+
+def test_compose_has_a_learner_and_a_scalable_actor() -> None:
+    doc = yaml.safe_load((DEPLOY / "docker" / "compose.yaml").read_text())
+    learner, actor = doc["services"]["learner"], doc["services"]["actor"]
+    assert learner["command"][0] == "learner" and "--weights-path" in learner["command"]
+    assert learner["stop_signal"] == "SIGTERM" and learner["stop_grace_period"] == "120s"
+    assert "/healthz" in " ".join(learner["healthcheck"]["test"])
+    assert actor["command"][0] == "actor" and "tcp://learner:5555" in actor["command"]
+    assert "container_name" not in actor and "ports" not in actor, "a fixed name or port stops --scale actor=8"
+    assert "checkpoints" in doc["volumes"]
+    assert (DEPLOY / "docker" / "Dockerfile").read_text().count("ENTRYPOINT") == 1
+
+
+def test_kubernetes_manifests() -> None:
+    learner_docs = list(yaml.safe_load_all((DEPLOY / "k8s" / "learner.yaml").read_text()))
+    kinds = {d["kind"]: d for d in learner_docs}
+    sts, svc = kinds["StatefulSet"], kinds["Service"]
+    assert sts["spec"]["replicas"] == 1 and sts["spec"]["volumeClaimTemplates"][0]["metadata"]["name"] == "checkpoints"
+    container = sts["spec"]["template"]["spec"]["containers"][0]
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert {p["port"] for p in svc["spec"]["ports"]} == {5555, 5556, 5557, 9108}
+    assert sts["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] >= 90
+    actor = yaml.safe_load((DEPLOY / "k8s" / "actor.yaml").read_text())
+    assert actor["kind"] == "Deployment" and actor["spec"]["replicas"] >= 2
+    assert "tcp://saclstm-learner:5555" in actor["spec"]["template"]["spec"]["containers"][0]["args"]
+    secret = yaml.safe_load((DEPLOY / "k8s" / "secret.yaml").read_text())
+    assert secret["kind"] == "Secret" and "server.key_secret" in secret["stringData"]
+    mode = sts["spec"]["template"]["spec"]["volumes"][0]["secret"]["defaultMode"]
+    assert mode & 0o007 == 0, "secret keys must not be readable by others, or the learner refuses them"
