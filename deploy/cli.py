@@ -10,6 +10,7 @@ USAGE = """usage: saclstm COMMAND [ARGS]
 commands:
   learner   run the learner daemon (train from experience, publish weights)
   actor     run the actor daemon (bots over Gymnasium environments)
+  tank      a Robocode Tank Royale tank that trains with saclstm
   run       start a learner and N actors locally from one TOML file
   demo      the built-in default run: Pendulum-V, one learner, two actors
   ckpt      list, inspect, verify or promote checkpoint files
@@ -49,6 +50,10 @@ def _commands() -> dict[str, Callable[[list[str]], int]]:
         from deploy.plot import main
         return main(argv)
 
+    def tank(argv: list[str]) -> int:
+        from actor.bots.tank_cli import main
+        return main(argv)
+
     def keys(argv: list[str]) -> int:
         import argparse
 
@@ -67,7 +72,7 @@ def _commands() -> dict[str, Callable[[list[str]], int]]:
         return 0
 
     return {"learner": learner, "actor": actor, "run": run, "demo": demo, "ckpt": ckpt, "monitor": monitor,
-            "plot": plot, "keys": keys}
+            "plot": plot, "keys": keys, "tank": tank}
 
 
 def main(argv: list[str] | None = None) -> int:

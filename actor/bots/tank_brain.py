@@ -1,0 +1,152 @@
+"""What a Tank Royale tank sees, does and is rewarded for: pure functions of the game's own state and events.
+
+Kept apart from the bot class (`tankroyale.py`) so it can be driven, timed and
+tested with the bot API's real event and state classes, without a server.
+
+Observation: 35 numbers, each scaled to about [-1, 1] (OBSERVATION lists them).
+Action: 4 numbers in the game's legal ranges: target speed [-8, 8] units/turn,
+body turn rate [-10, 10] deg/turn, gun turn rate [-20, 20] deg/turn, fire power
+[0, 3] (below 0.1 holds fire; the game's smallest shot is 0.1). The radar spins
+at its maximum rate on its own, so scans keep coming.
+Reward per turn (weights in TankRewards): damage dealt and taken by bullets and
+rams, a kill, a death, a won round, and a small cost per turn.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+MAX_SPEED, MAX_TURN, MAX_GUN_TURN, MAX_RADAR_TURN, MAX_POWER, MIN_POWER = 8.0, 10.0, 20.0, 45.0, 3.0, 0.1
+ACT_LOW = np.array([-MAX_SPEED, -MAX_TURN, -MAX_GUN_TURN, 0.0], np.float32)
+ACT_HIGH = np.array([MAX_SPEED, MAX_TURN, MAX_GUN_TURN, MAX_POWER], np.float32)
+
+OBSERVATION = (
+    "x", "y", "energy", "sin_dir", "cos_dir", "sin_gun", "cos_gun", "sin_radar", "cos_radar", "speed", "gun_heat",
+    "turn_rate", "gun_turn_rate", "can_fire",
+    "enemy_seen", "enemy_alive", "sin_bearing", "cos_bearing", "sin_gun_bearing", "cos_gun_bearing", "distance",
+    "enemy_energy", "sin_enemy_heading", "cos_enemy_heading", "enemy_speed", "scan_age", "energy_lead",
+    "wall_west", "wall_east", "wall_south", "wall_north",
+    "enemies_left", "round_time", "hit_wall", "hit_bot",
+)
+OBS_DIM = len(OBSERVATION)  # 35, as the seed's bot
+
+
+@dataclass(frozen=True)
+class TankRewards:
+    """Reward weights (README, Tank Royale): per point of damage, per event, per turn."""
+
+    damage_dealt: float = field(default=0.1, metadata={"help": "per energy point our bullets or rams take from others"})
+    damage_taken: float = field(default=-0.1, metadata={"help": "per energy point we lose to bullets and rams"})
+    kill: float = field(default=5.0, metadata={"help": "when a bot we hit dies"})
+    death: float = field(default=-5.0, metadata={"help": "when we die"})
+    win: float = field(default=5.0, metadata={"help": "when we win the round"})
+    turn: float = field(default=-0.001, metadata={"help": "every turn, so that dawdling costs a little"})
+
+
+def _angle(deg: float) -> float:
+    """Degrees normalised to [-180, 180)."""
+    return (deg + 180.0) % 360.0 - 180.0
+
+
+@dataclass
+class Enemy:
+    """The last scan of the opponent."""
+
+    id: int = -1
+    x: float = 0.0
+    y: float = 0.0
+    energy: float = 0.0
+    direction: float = 0.0
+    speed: float = 0.0
+    turn: int = -1
+    alive: bool = False
+
+
+class TankBrain:
+    """Turns the game's state and events into observations and rewards, and actions into commands."""
+
+    def __init__(self, rewards: TankRewards = TankRewards(), arena: tuple[int, int] = (800, 600)) -> None:
+        self.rewards = rewards
+        self.width, self.height = arena
+        self.enemy = Enemy()
+        self.reward = 0.0  # accumulated since the last turn
+        self.hit_wall = self.hit_bot = False
+        self.enemies_left = 1
+        self.dead: set[int] = set()
+
+    # -- events ---------------------------------------------------------------------------
+
+    def new_round(self) -> None:
+        self.enemy, self.reward, self.hit_wall, self.hit_bot = Enemy(), 0.0, False, False
+        self.dead = set()
+
+    def scanned(self, bot_id: int, x: float, y: float, energy: float, direction: float, speed: float, turn: int) -> None:
+        self.enemy = Enemy(bot_id, x, y, energy, direction, speed, turn, True)
+
+    def damage_dealt(self, damage: float) -> None:
+        self.reward += self.rewards.damage_dealt * damage
+
+    def damage_taken(self, damage: float) -> None:
+        self.reward += self.rewards.damage_taken * damage
+
+    def bot_died(self, victim_id: int, by_us: bool) -> None:
+        """A bot died (counted once, however many events tell of it); a kill is rewarded when it was ours."""
+        if victim_id in self.dead:
+            return
+        self.dead.add(victim_id)
+        self.enemies_left = max(0, self.enemies_left - 1)
+        if victim_id == self.enemy.id:
+            self.enemy.alive = False
+        if by_us:
+            self.reward += self.rewards.kill
+
+    def died(self) -> None:
+        self.reward += self.rewards.death
+
+    def won(self) -> None:
+        self.reward += self.rewards.win
+
+    def take_reward(self) -> float:
+        """The reward of the turn that just ended, including the per-turn cost; resets the tally."""
+        reward, self.reward = self.reward + self.rewards.turn, 0.0
+        return reward
+
+    # -- the turn -------------------------------------------------------------------------
+
+    def observe(self, s, turn: int) -> np.ndarray:  # noqa: ANN001 - the bot API's BotState
+        """The 35 numbers for BotState `s` at `turn`, each within [-1, 1]."""
+        w, h, e = self.width, self.height, self.enemy
+        seen = e.turn >= 0
+        dx, dy = e.x - s.x, e.y - s.y
+        bearing = math.degrees(math.atan2(dy, dx)) if seen else s.direction
+        rel, gun_rel = math.radians(_angle(bearing - s.direction)), math.radians(_angle(bearing - s.gun_direction))
+        heading = math.radians(_angle(e.direction - bearing))
+        diag = math.hypot(w, h)
+        rad = math.radians
+        obs = [
+            2 * s.x / w - 1, 2 * s.y / h - 1, min(s.energy, 200.0) / 100 - 1,
+            math.sin(rad(s.direction)), math.cos(rad(s.direction)), math.sin(rad(s.gun_direction)),
+            math.cos(rad(s.gun_direction)), math.sin(rad(s.radar_direction)), math.cos(rad(s.radar_direction)),
+            s.speed / MAX_SPEED, min(s.gun_heat, 3.0) / 1.5 - 1, s.turn_rate / MAX_TURN, s.gun_turn_rate / MAX_GUN_TURN,
+            1.0 if s.gun_heat == 0 else -1.0,
+            1.0 if seen else -1.0, 1.0 if e.alive else -1.0, math.sin(rel), math.cos(rel), math.sin(gun_rel),
+            math.cos(gun_rel), 2 * min(math.hypot(dx, dy), diag) / diag - 1 if seen else 1.0,
+            min(e.energy, 200.0) / 100 - 1 if seen else -1.0, math.sin(heading), math.cos(heading),
+            e.speed / MAX_SPEED, min(turn - e.turn, 100) / 50 - 1 if seen else 1.0,
+            max(-100.0, min(100.0, s.energy - e.energy)) / 100 if seen else 0.0,
+            2 * s.x / w - 1, 1 - 2 * s.x / w, 2 * s.y / h - 1, 1 - 2 * s.y / h,
+            min(self.enemies_left, 10) / 5 - 1, min(turn, 2000) / 1000 - 1,
+            1.0 if self.hit_wall else -1.0, 1.0 if self.hit_bot else -1.0,
+        ]
+        self.hit_wall = self.hit_bot = False
+        return np.clip(np.array(obs, np.float32), -1.0, 1.0)
+
+    @staticmethod
+    def commands(action: np.ndarray) -> tuple[float, float, float, float]:
+        """(target speed, turn rate, gun turn rate, fire power or 0 for hold), clamped to the legal ranges."""
+        a = np.clip(np.asarray(action, np.float64), ACT_LOW, ACT_HIGH)
+        power = float(a[3]) if a[3] >= MIN_POWER else 0.0
+        return float(a[0]), float(a[1]), float(a[2]), power
