@@ -22,6 +22,7 @@ from protocol.messages import KINDS, PROTOCOL_VERSION, Experience, Hello, Messag
 
 MAX_U64 = 2**64 - 1
 _F32 = np.dtype("<f4")
+_BOOL = np.dtype(np.bool_)
 
 
 @dataclass(frozen=True)
@@ -197,10 +198,12 @@ def _encode_experience(msg: Experience, out: dict[str, Any]) -> bytes:
         ("obs", msg.obs, "f32"), ("action", msg.action, "f32"), ("reward", msg.reward, "f32"),
         ("next_obs", msg.next_obs, "f32"), ("terminated", msg.terminated, "bool"), ("truncated", msg.truncated, "bool"),
     )):
-        if arr.dtype != (_F32 if dtype == "f32" else np.bool_):
+        if arr.dtype is not (_F32 if dtype == "f32" else _BOOL):
             out[key] = pack_array(arr)
+        elif arr.flags.c_contiguous:  # msgpack packs the buffer directly: no intermediate bytes copy
+            out[key] = {"dtype": dtype, "shape": [n, arr.shape[1]] if arr.ndim == 2 else [n], "data": arr.data}
         else:
-            out[key] = {"dtype": dtype, "shape": [n, arr.shape[1]] if arr.ndim == 2 else [n], "data": arr.tobytes()}
+            out[key] = pack_array(arr)
     if msg.prev_action is not None:
         out["prev_action"] = pack_array(msg.prev_action)
     if msg.prev_reward is not None:
