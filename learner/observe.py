@@ -77,9 +77,9 @@ class Observers:
             self.tb.episode(ret, env_steps, eval_mode)
 
     def health(self, fields: dict[str, Any]) -> None:
-        self.metrics.health(fields)
-        if self.http is not None:
+        if self.http is not None:  # first: whoever sees the map on the socket can scrape the same figures
             self.http.collector.update(fields)
+        self.metrics.health(fields)
 
     def ready(self) -> None:
         if self.http is not None:
