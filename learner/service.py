@@ -14,13 +14,11 @@ Rejects never stop it; SIGINT/SIGTERM end the loop and run the stop hooks
 from __future__ import annotations
 
 import logging
-import os
 import secrets
 import signal
 import time
 from collections.abc import Callable
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -32,12 +30,12 @@ from learner.ingest import Ingest, normalise_actions
 from learner.metrics import Rate, lag_summary
 from learner.networks import Arch, actor_to_blob, blob_rev
 from learner.observe import Observers
+from learner.persistence import Persistence
 from learner.replay import SequenceReplay
 from learner.sac import SAC, Batch, SACConfig
-from learner.saver import Saver
 from learner.state import restore, snapshot
 from protocol import EpisodeStart, Experience, Hello, Limits, Progress, Weights, encode
-from protocol.checkpoint import CheckpointError, decode_checkpoint, encode_checkpoint, load_newest, write_atomic
+from protocol.checkpoint import CheckpointError
 from protocol.sockets import TOPIC_PROGRESS, TOPIC_WEIGHTS, SocketOptions, bind, bound_endpoint
 
 log = logging.getLogger("saclstm.learner")
@@ -95,13 +93,11 @@ class Learner:
         # The first Adam of a process costs about a second (torch.optim's lazy imports); pay it now,
         # not when the first hello is waiting for weights.
         torch.optim.Adam([torch.zeros(1, requires_grad=True)])
-        self.saver: Saver | None = None
+        self.files: Persistence | None = None
         if cfg.weights_path:
-            live = Path(cfg.weights_path)
-            target = live.with_name(live.stem + ".candidate.sacl") if cfg.promotion_gate else live
-            self.saver = Saver(target, cfg.keep_checkpoints, cfg.max_checkpoint_bytes)
+            self.files = Persistence(cfg)
             self.stop_hooks.append(self._final_save)
-            self.version = self._noted_version()  # even a fresh start publishes above what went out before
+            self.version = self.files.noted_version()  # even a fresh start publishes above what went out before
             if self._resume():
                 return
         if cfg.obs_dim and cfg.act_dim and cfg.act_low and cfg.act_high:
@@ -130,53 +126,28 @@ class Learner:
 
     def _resume(self) -> bool:
         """Continue from the newest valid checkpoint, if any; weights versions continue upward."""
-        cfg = self.cfg
-        live = Path(cfg.weights_path)
-
-        def fits(meta: dict[str, Any], tensors: dict[str, np.ndarray]) -> None:
-            try:
-                arch = Arch.from_wire(meta["arch"])
-            except (KeyError, ValueError, TypeError) as exc:
-                raise CheckpointError(f"architecture unreadable: {exc}") from None
-            want = {"hidden": cfg.hidden, "fc": cfg.fc, "prev_action": cfg.prev_action, "prev_reward": cfg.prev_reward,
-                    "obs_dim": cfg.obs_dim or arch.obs_dim, "act_dim": cfg.act_dim or arch.act_dim}
-            got = {k: getattr(arch, k) for k in want}
-            if got != want:
-                raise CheckpointError(f"architecture {got} does not match this config {want}")
-
-        # Behind a promotion gate the live file is the promoted (older) model: resume from the newest save.
-        found = load_newest(live.parent, None if cfg.promotion_gate else live, fits)
+        assert self.files is not None
+        found = self.files.newest()
         if found is None:
             return False
-        _, meta, tensors = found
+        path, meta, tensors = found
         arch = Arch.from_wire(meta["arch"])
         self._build(arch.obs_dim, arch.act_dim, np.array(arch.act_low, np.float32), np.array(arch.act_high, np.float32),
                     publish=False)
-        assert self.sac is not None
+        assert self.sac is not None and self.replay is not None
         try:
             restore(self.sac, tensors)
         except CheckpointError as exc:
-            log.warning("checkpoint: %s does not fit (%s); starting fresh", found[0], exc)
+            log.warning("checkpoint: %s does not fit (%s); starting fresh", path, exc)
             self._build(arch.obs_dim, arch.act_dim, self.low, self.high, publish=False)
         else:
-            self.version = max(int(meta["version"]), self._noted_version())
+            self.version = max(int(meta["version"]), self.files.noted_version())
             self.grad_steps = int(meta["grad_steps"])
             self.ingest.received_steps = int(meta.get("env_steps", 0))
             self.ingest.episodes_done = int(meta.get("episodes", 0))
-            self._load_replay(live.parent / "replay.sacl")
+            self.files.load_replay(self.replay)
         self._new_version()
         return True
-
-    def _load_replay(self, path: Path) -> None:
-        if not self.cfg.save_replay or not path.exists() or self.replay is None:
-            return
-        try:
-            _, arrays = decode_checkpoint(path.read_bytes())
-            restored = self.replay.load(arrays)
-        except (OSError, CheckpointError, ValueError, KeyError) as exc:
-            log.warning("replay file %s not used (%s); starting with an empty replay", path, exc)
-            return
-        log.info("replay: %d transitions restored from %s", restored, path)
 
     def _save_parts(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         assert self.sac is not None
@@ -186,23 +157,15 @@ class Learner:
         return meta, snapshot(self.sac)
 
     def _maybe_save(self) -> None:
-        if self.saver is not None and self.sac is not None and self.grad_steps % self.cfg.save_interval == 0:
-            self.saver.request(*self._save_parts())
+        if self.files is not None and self.sac is not None and self.grad_steps % self.cfg.save_interval == 0:
+            self.files.save(*self._save_parts())
 
     def _final_save(self) -> None:
-        if self.saver is None:
+        if self.files is None:
             return
-        if self.sac is not None and self.grad_steps > 0:
-            if self.saver.final(*self._save_parts(), timeout=self.cfg.save_timeout_s):
-                log.info("final checkpoint written: %s", self.saver.last_path)
-            if self.cfg.save_replay and self.replay is not None:
-                path = Path(self.cfg.weights_path).parent / "replay.sacl"
-                start = time.monotonic()
-                write_atomic(path, encode_checkpoint({"game": self.cfg.game, "grad_steps": self.grad_steps},
-                                                     self.replay.export()))
-                log.info("replay: %d transitions written to %s in %.1f s", self.replay.transitions, path,
-                         time.monotonic() - start)
-        self.saver.close()
+        trained = self.sac is not None and self.grad_steps > 0
+        meta, tensors = self._save_parts() if trained else (None, None)
+        self.files.final(meta, tensors, self.replay)
 
     def _hello(self, msg: Hello) -> str | None:
         """Adopt the first hello's shapes when none were configured; refuse a hello that disagrees."""
@@ -262,8 +225,8 @@ class Learner:
             self._publish_progress()
         if trained:
             self._pass_metrics(drained, trained, losses)
-        if self.saver is not None:
-            self.saver.poll()
+        if self.files is not None:
+            self.files.saver.poll()
         if now - self._last_health >= 1.0:
             self._last_health = now
             self.observers.health(self.health())
@@ -322,30 +285,12 @@ class Learner:
     def _new_version(self) -> None:
         assert self.sac is not None
         self.version += 1
-        self._note_version()
+        if self.files is not None:
+            self.files.note_version(self.version)
         params = actor_to_blob(self.sac.actor)
         self._blob = encode(Weights("learner", self._next_seq(), self.version, blob_rev(params),
                                     self.sac.arch.to_wire(), params, self.grad_steps))
         self._publish_weights()
-
-    def _note_version(self) -> None:
-        """Versions must rise even across a crash: the newest is noted beside the checkpoints (rename, no
-        fsync: it survives a killed process, which is what it is for), and a resume starts above it."""
-        if not self.cfg.weights_path:
-            return
-        path = Path(self.cfg.weights_path).parent / "version"
-        tmp = path.with_name(f".version.tmp-{os.getpid()}")
-        try:
-            tmp.write_text(str(self.version))
-            os.replace(tmp, path)
-        except OSError as exc:
-            log.warning("could not note weights version %d in %s: %s", self.version, path, exc)
-
-    def _noted_version(self) -> int:
-        try:
-            return int((Path(self.cfg.weights_path).parent / "version").read_text().strip())
-        except (OSError, ValueError):
-            return 0
 
     def _publish_weights(self) -> None:
         if self._blob is None:
@@ -424,7 +369,7 @@ class Learner:
                        "bytes": self.replay.nbytes if self.replay else 0,
                        "cleared": self.replay.dropped_by_clear if self.replay else 0},
             "recent_return": self.recent_return(),
-            "saver": self.saver.stats() if self.saver is not None else None,
+            "saver": self.files.saver.stats() if self.files is not None else None,
             "returns": [(t, r, ev) for t, r, ev in list(self.ingest.returns)[-20:]],
         }
 

@@ -1,0 +1,106 @@
+"""The learner's files: checkpoints (through the saver process), the replay file, the version note.
+
+    start:   newest valid checkpoint that fits this config (or none), the replay file, the version note
+    train:   a save every save_interval gradient steps (skipped and counted while one is in flight)
+    publish: the newest weights version noted beside the checkpoints (a crash must not lower it)
+    stop:    a final save, waited for (bounded), and the replay file when asked
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from learner.config import LearnerConfig
+from learner.networks import Arch
+from learner.replay import SequenceReplay
+from learner.saver import Saver
+from protocol.checkpoint import CheckpointError, decode_checkpoint, encode_checkpoint, load_newest, write_atomic
+
+log = logging.getLogger("saclstm.learner")
+
+
+class Persistence:
+    """Everything the learner keeps on disk, beside `weights_path`."""
+
+    def __init__(self, cfg: LearnerConfig) -> None:
+        self.cfg = cfg
+        self.live = Path(cfg.weights_path)
+        self.dir = self.live.parent
+        # Behind a promotion gate saves become candidates; the live file changes only by promotion.
+        target = self.live.with_name(self.live.stem + ".candidate.sacl") if cfg.promotion_gate else self.live
+        self.saver = Saver(target, cfg.keep_checkpoints, cfg.max_checkpoint_bytes)
+
+    # -- start ----------------------------------------------------------------------------
+
+    def newest(self) -> tuple[Path, dict[str, Any], dict[str, np.ndarray]] | None:
+        """The newest checkpoint whose architecture fits this config (one log line either way)."""
+        cfg = self.cfg
+
+        def fits(meta: dict[str, Any], tensors: dict[str, np.ndarray]) -> None:
+            try:
+                arch = Arch.from_wire(meta["arch"])
+            except (KeyError, ValueError, TypeError) as exc:
+                raise CheckpointError(f"architecture unreadable: {exc}") from None
+            want = {"hidden": cfg.hidden, "fc": cfg.fc, "prev_action": cfg.prev_action, "prev_reward": cfg.prev_reward,
+                    "obs_dim": cfg.obs_dim or arch.obs_dim, "act_dim": cfg.act_dim or arch.act_dim}
+            got = {k: getattr(arch, k) for k in want}
+            if got != want:
+                raise CheckpointError(f"architecture {got} does not match this config {want}")
+
+        # Behind a gate the live file is the promoted (older) model: resume from the newest save instead.
+        return load_newest(self.dir, None if cfg.promotion_gate else self.live, fits)
+
+    def load_replay(self, replay: SequenceReplay) -> None:
+        path = self.dir / "replay.sacl"
+        if not self.cfg.save_replay or not path.exists():
+            return
+        try:
+            _, arrays = decode_checkpoint(path.read_bytes())
+            restored = replay.load(arrays)
+        except (OSError, CheckpointError, ValueError, KeyError) as exc:
+            log.warning("replay file %s not used (%s); starting with an empty replay", path, exc)
+            return
+        log.info("replay: %d transitions restored from %s", restored, path)
+
+    # -- versions -------------------------------------------------------------------------
+
+    def noted_version(self) -> int:
+        try:
+            return int((self.dir / "version").read_text().strip())
+        except (OSError, ValueError):
+            return 0
+
+    def note_version(self, version: int) -> None:
+        """A rename without fsync: it survives a killed process, which is what it is for."""
+        path = self.dir / "version"
+        tmp = path.with_name(f".version.tmp-{os.getpid()}")
+        try:
+            tmp.write_text(str(version))
+            os.replace(tmp, path)
+        except OSError as exc:
+            log.warning("could not note weights version %d in %s: %s", version, path, exc)
+
+    # -- saving ---------------------------------------------------------------------------
+
+    def save(self, meta: dict[str, Any], tensors: dict[str, np.ndarray]) -> None:
+        self.saver.request(meta, tensors)
+
+    def final(self, meta: dict[str, Any] | None, tensors: dict[str, np.ndarray] | None,
+              replay: SequenceReplay | None) -> None:
+        """The shutdown save (bounded wait), the replay file if asked, then the saver goes."""
+        if meta is not None and tensors is not None:
+            if self.saver.final(meta, tensors, timeout=self.cfg.save_timeout_s):
+                log.info("final checkpoint written: %s", self.saver.last_path)
+            if self.cfg.save_replay and replay is not None:
+                path, start = self.dir / "replay.sacl", time.monotonic()
+                write_atomic(path, encode_checkpoint({"game": self.cfg.game, "grad_steps": meta["grad_steps"]},
+                                                     replay.export()))
+                log.info("replay: %d transitions written to %s in %.1f s", replay.transitions, path,
+                         time.monotonic() - start)
+        self.saver.close()
