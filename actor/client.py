@@ -132,10 +132,19 @@ class BotClient:
         self.link.send(lambda s, q: EpisodeEnd(s, q, self.spec.name, episode, ret, length, self.eval_mode))
         self.t, self.ret = 0, 0.0
 
-    def close(self) -> None:
-        """Flush and close the link (when this client owns it)."""
+    @property
+    def buffered(self) -> int:
+        """Steps recorded but not yet sent (they leave at the next flush)."""
+        return len(self._buf)
+
+    def flush(self) -> None:
+        """Send what is buffered now, as a batch that does not end the episode."""
         if self._buf:
             self._flush(False, False)
+
+    def close(self) -> None:
+        """Flush and close the link (when this client owns it)."""
+        self.flush()
         self.link.close()
 
     # -- internals -------------------------------------------------------------------------

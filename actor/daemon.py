@@ -143,9 +143,7 @@ class ActorDaemon:
 
     def close(self) -> None:
         for client in self.clients:
-            if client._buf:
-                client._flush(False, False)
-        time.sleep(0)  # let the I/O thread see the last sends before bye
+            client.flush()
         self.link.close()
         returns = [r for c in self.clients for r in c.returns]
         log.info("actor %s stopped: %d steps, %d episodes, sent %d, dropped %d%s", self.link.sender, self.steps,

@@ -87,7 +87,7 @@ def test_a_stopped_learner_never_slows_the_game_loop(procs: Procs, eps: dict[str
         os.kill(learner.pid, signal.SIGCONT)
         p99, worst = float(np.percentile(ticks, 99)), max(ticks)
         assert p99 < 2.0 and worst < 20.0, f"tick p99 {p99:.2f} ms, worst {worst:.2f} ms"
-        assert bot.link.sent + bot.link.dropped + len(bot._buf) == len(ticks), "a step went missing in the client"
+        assert bot.link.sent + bot.link.dropped + bot.buffered == len(ticks), "a step went missing in the client"
         print(json.dumps({"ticks": len(ticks), "tick_p99_ms": round(p99, 3), "tick_max_ms": round(worst, 3),
                           "dropped_steps": bot.link.dropped}))
     finally:
