@@ -88,8 +88,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--only", choices=["saclstm", "sb3"], default=None)
+    ap.add_argument("--first-seed", type=int, default=0, help="seeds are first-seed .. first-seed + seeds - 1")
     args = ap.parse_args()
-    seeds = list(range(args.seeds))
+    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     out: dict[str, float | None] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for task in TASKS:
