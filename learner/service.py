@@ -83,6 +83,7 @@ class Learner:
         self.stop_hooks: list[Callable[[], None]] = []
         self._stopping = False
         self._blob: bytes | None = None
+        self._unpublished = False
         self._last_publish = self._last_progress = self._last_health = self._last_hello_publish = 0.0
         self._started = time.monotonic()
         self._ingest_rate, self._step_rate, self._health_ingest = Rate(), Rate(), Rate()
@@ -216,8 +217,10 @@ class Learner:
         if poller.poll(timeout):
             drained = self._drain()
         trained, losses = self._train()
+        self._unpublished = self._unpublished or trained > 0
         now = time.monotonic()
-        if trained and now - self._last_publish >= 1.0 / self.cfg.publish_hz:
+        if self._unpublished and now - self._last_publish >= 1.0 / self.cfg.publish_hz:
+            self._unpublished = False  # the rate limit may hold back the last steps: they go out next pass
             self._new_version()
         elif self._blob is not None and now - self._last_publish >= self.cfg.republish_s:
             self._publish_weights()
