@@ -17,6 +17,19 @@ from tests.procs import Procs, Watch, endpoints
 pytestmark = pytest.mark.slow
 
 
+def run_until(procs: Procs, predicate, what: str, *args: str) -> None:
+    """A fed learner on fresh endpoints until `predicate(health)`, then SIGTERM (its final save) and exit 0."""
+    eps = endpoints()
+    learner = procs.learner(eps, *SMALL_LEARNER, *args, name=f"learner-{len(procs.procs)}")
+    watch = Watch(eps["metrics"])
+    try:
+        with Feeder(eps["ingest"]):
+            watch.wait(predicate, 60, what)
+        assert procs.stop(learner) == 0
+    finally:
+        watch.close()
+
+
 def verify_live(live: Path) -> dict:
     meta, _ = decode_checkpoint(live.read_bytes())
     return meta
@@ -80,15 +93,8 @@ def test_kill_learner_repeatedly_it_resumes_from_the_newest(procs: Procs, tmp_pa
 
 def test_failing_saves_are_counted_and_the_old_checkpoint_stays(procs: Procs, tmp_path: Path) -> None:
     live = tmp_path / "ckpt" / "live.sacl"
-    eps = endpoints()
-    first = procs.learner(eps, *SMALL_LEARNER, "--weights-path", str(live), "--save-interval", "20")
-    watch = Watch(eps["metrics"])
-    try:
-        with Feeder(eps["ingest"]):
-            watch.wait(lambda h: (h.get("saver") or {}).get("saves", 0) >= 2, 60, "saves")
-        assert procs.stop(first) == 0
-    finally:
-        watch.close()
+    run_until(procs, lambda h: (h.get("saver") or {}).get("saves", 0) >= 2, "saves",
+              "--weights-path", str(live), "--save-interval", "20")
     before = live.read_bytes()
     eps = endpoints()
     procs.learner(eps, *SMALL_LEARNER, "--weights-path", str(live), "--save-interval", "5",
@@ -114,15 +120,7 @@ def test_restart_resumes_bitwise_with_replay(procs: Procs, tmp_path: Path) -> No
     from protocol import Weights, decode
 
     live = tmp_path / "ckpt" / "live.sacl"
-    eps = endpoints()
-    first = procs.learner(eps, *SMALL_LEARNER, "--weights-path", str(live), "--save-replay", "true")
-    watch = Watch(eps["metrics"])
-    try:
-        with Feeder(eps["ingest"]):
-            watch.wait(lambda h: h["grad_steps"] >= 200, 60, "training")
-        assert procs.stop(first) == 0
-    finally:
-        watch.close()
+    run_until(procs, lambda h: h["grad_steps"] >= 200, "training", "--weights-path", str(live), "--save-replay", "true")
     meta, tensors = decode_checkpoint(live.read_bytes())
     assert (live.parent / "replay.sacl").exists()
     saved = np.concatenate([tensors[f"actor.{n}"].reshape(-1) for n, _ in actor_layout(Arch.from_wire(meta["arch"]))])
