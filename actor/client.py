@@ -170,6 +170,7 @@ class BotClient:
         low, high = self.spec.act_low, self.spec.act_high
         prev_env = low + (self._batch_prev + 1.0) * 0.5 * (high - low) if self._batch_t0 > 0 else None
         h0, c0 = self._batch_state if self._batch_state is not None else (None, None)
+        self.link.ensure_hello(self.spec.name)
         self.link.send(lambda s, q: Experience(
             s, q, self.spec.name, self.episode, self._batch_t0, self._batch_version, obs, action, reward, next_obs,
             term, trunc, prev_action=prev_env, prev_reward=self._batch_prev_reward if self._batch_t0 > 0 else None,

@@ -95,6 +95,12 @@ class ActorLink:
                                      eval_mode))
         (self._hello_failed.discard if ok else self._hello_failed.add)(spec.name)
 
+    def ensure_hello(self, bot: str) -> None:
+        """Before a bot's experience: if its hello never left, send it first (one PUSH socket keeps order),
+        so the learner never sees experience from a bot it has not met."""
+        if bot in self._hello_failed and bot in self.bots:
+            self._hello(self.bots[bot], self.cfg.eval_mode)
+
     def housekeeping(self) -> None:
         """Heartbeats; hello again until weights arrive or when the learner restarted."""
         now = time.monotonic()
