@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 from protocol.config import check
 
+TORSOS = ("separate", "shared")  # learner.sac checks the same names; kept here so config needs no torch
+
 
 def _f(default, help: str):  # noqa: A002 - reads like a docstring per field
     return field(default=default, metadata={"help": help})
@@ -27,6 +29,8 @@ class LearnerConfig:
     act_high: tuple[float, ...] | None = _f(None, "action upper bounds; unset = from the first hello")
     hidden: int = _f(128, "LSTM width h of actor and critics (the Tank Royale bot uses 256)")
     fc: int = _f(128, "width of the layer after the LSTM")
+    torso: str = _f("separate", "separate: actor and each critic own an LSTM; shared: one critic-trained LSTM feeds "
+                                "both Q heads and the actor head (2 LSTM forwards + 1 backward per update, not 5 + 3)")
     prev_action: bool = _f(True, "feed the previous action to the LSTMs beside the observation")
     prev_reward: bool = _f(True, "feed the previous reward to the LSTMs beside the observation")
     seq_len: int = _f(32, "steps per training sequence (chunk)")
@@ -75,6 +79,7 @@ class LearnerConfig:
     def __post_init__(self) -> None:
         check(self.hidden >= 1, "hidden", self.hidden, "must be at least 1")
         check(self.fc >= 1, "fc", self.fc, "must be at least 1")
+        check(self.torso in TORSOS, "torso", self.torso, f"must be one of {', '.join(TORSOS)}")
         check(self.seq_len >= 1, "seq_len", self.seq_len, "must be at least 1")
         check(0 <= self.overlap < self.seq_len, "overlap", self.overlap,
               f"must be in 0..seq_len-1 ({self.seq_len - 1}): a chunk of context only would never train")

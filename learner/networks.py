@@ -80,15 +80,19 @@ class Actor(nn.Module):
         super().__init__()
         self.arch = arch
         self.inp = nn.Linear(arch.in_dim, arch.hidden)
-        self.lstm = nn.LSTM(arch.hidden, arch.hidden, batch_first=True)
+        self.lstm = nn.LSTM(arch.hidden, arch.hidden)
         self.fc = nn.Linear(arch.hidden, arch.fc)
         self.mean = nn.Linear(arch.fc, arch.act_dim)
         self.log_std = nn.Linear(arch.fc, arch.act_dim)
 
     def features(self, x: torch.Tensor, state: State | None = None) -> tuple[torch.Tensor, State]:
-        """x [B, T, in] -> head features [B, T, fc] and the final LSTM state."""
+        """x [T, B, in] (time-major, the LSTM's own layout) -> head features [T, B, fc] and the final LSTM state."""
         out, state = self.lstm(F.relu(self.inp(x)), state)
-        return F.relu(self.fc(out)), state
+        return self.head_features(out), state
+
+    def head_features(self, out: torch.Tensor) -> torch.Tensor:
+        """LSTM output [T, B, hidden] -> head features [T, B, fc]."""
+        return F.relu(self.fc(out))
 
     def heads(self, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         log_std = self.log_std(y).clamp(self.arch.log_std_min, self.arch.log_std_max)
@@ -107,17 +111,30 @@ class Critic(nn.Module):
     def __init__(self, arch: Arch) -> None:
         super().__init__()
         self.inp = nn.Linear(arch.in_dim, arch.hidden)
-        self.lstm = nn.LSTM(arch.hidden, arch.hidden, batch_first=True)
+        self.lstm = nn.LSTM(arch.hidden, arch.hidden)
         self.fc = nn.Linear(arch.hidden + arch.act_dim, arch.fc)
         self.out = nn.Linear(arch.fc, 1)
+        self.act_dim = arch.act_dim
 
     def features(self, x: torch.Tensor, state: State | None = None) -> tuple[torch.Tensor, State]:
         out, state = self.lstm(F.relu(self.inp(x)), state)
         return out, state
 
     def q(self, h: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
-        """h [B, T, hidden], action [B, T, A] in [-1, 1] -> Q [B, T]."""
-        return self.out(F.relu(self.fc(torch.cat([h, action], dim=-1)))).squeeze(-1)
+        """h [T, B, hidden], action [T, B, A] in [-1, 1] -> Q [T, B]."""
+        return self.q_from(self.history_term(h), action)
+
+    def history_term(self, h: torch.Tensor) -> torch.Tensor:
+        """The history's share of the head's first layer (with its bias): fc([h, a]) = this + W_a a.
+        Computed once, it prices any number of actions for the cost of a [A -> fc] product each."""
+        return F.linear(h, self.fc.weight[:, :-self.act_dim].contiguous(), self.fc.bias)
+
+    def q_from(self, term: torch.Tensor, action: torch.Tensor, frozen: bool = False) -> torch.Tensor:
+        """Q from a history term and an action; `frozen` lets gradients reach the action only."""
+        w_a, w_out, b_out = self.fc.weight[:, -self.act_dim:], self.out.weight, self.out.bias
+        if frozen:
+            w_a, w_out, b_out = w_a.detach(), w_out.detach(), b_out.detach()
+        return F.linear(F.relu(term + F.linear(action, w_a)), w_out, b_out).squeeze(-1)
 
 
 _LOG2 = math.log(2.0)

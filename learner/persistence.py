@@ -50,6 +50,7 @@ class Persistence:
             want = {"hidden": cfg.hidden, "fc": cfg.fc, "prev_action": cfg.prev_action, "prev_reward": cfg.prev_reward,
                     "obs_dim": cfg.obs_dim or arch.obs_dim, "act_dim": cfg.act_dim or arch.act_dim}
             got = {k: getattr(arch, k) for k in want}
+            want["torso"], got["torso"] = cfg.torso, meta.get("config", {}).get("torso", "separate")
             if got != want:
                 raise CheckpointError(f"architecture {got} does not match this config {want}")
 

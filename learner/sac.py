@@ -4,6 +4,15 @@ Targets, critic loss, actor loss, temperature, Polyak, in that order, as in
 CleanRL's sac_continuous_action.py, but over [batch, time] with a loss mask.
 Speed comes from unrolling each network once per update (see networks.py),
 optional bf16 autocast, and fused foreach Polyak averaging.
+
+Two torso layouts (`SACConfig.torso`):
+- "separate": actor and each twin critic own their input layer and LSTM
+  (5 LSTM forwards and 3 backwards per update).
+- "shared": one LSTM torso, trained by the critic loss only, feeds both Q heads
+  and the actor head; the actor reads it detached, as SAC-AE and DrQ share a
+  critic-trained encoder. The target critics share one target torso.
+  2 LSTM forwards and 1 backward per update. The published actor is unchanged
+  (torso + actor head), so actors cannot tell the two apart.
 """
 
 from __future__ import annotations
@@ -46,6 +55,14 @@ class SACConfig:
     grad_clip: float = 0.0
     amp: bool = False
     use_stored_state: bool = False
+    torso: str = "separate"
+
+    def __post_init__(self) -> None:
+        if self.torso not in TORSOS:
+            raise ValueError(f"torso must be one of {TORSOS}, got {self.torso!r}")
+
+
+TORSOS = ("separate", "shared")
 
 
 def soft_target(reward: torch.Tensor, terminated: torch.Tensor, next_q: torch.Tensor, next_log_pi: torch.Tensor,
@@ -53,6 +70,11 @@ def soft_target(reward: torch.Tensor, terminated: torch.Tensor, next_q: torch.Te
     """r + gamma (1 - terminated) (Q'(h', a') - alpha log pi(a'|h')): a terminal state has no future;
     a truncated one (terminated = 0) still bootstraps from its next observation."""
     return reward + gamma * (1.0 - terminated) * (next_q - alpha * next_log_pi)
+
+
+def time_major(t: torch.Tensor) -> torch.Tensor:
+    """[B, T, ...] -> [T, B, ...], contiguous."""
+    return t.transpose(0, 1).contiguous()
 
 
 def inputs(batch: Batch, arch: Arch) -> torch.Tensor:
@@ -73,16 +95,27 @@ class SAC:
         self.actor = Actor(arch).to(self.device)
         self.critics = nn.ModuleList([Critic(arch), Critic(arch)]).to(self.device)
         self.targets = nn.ModuleList([Critic(arch), Critic(arch)]).to(self.device)
+        self.shared = cfg.torso == "shared"
+        if self.shared:
+            for nets in (self.critics, self.targets):
+                _tie_torso(nets[0], nets[1])
+            _tie_torso(self.critics[0], self.actor)
         self.targets.load_state_dict(self.critics.state_dict())
         self.targets.requires_grad_(False)
         self.log_alpha = torch.tensor([float(torch.tensor(cfg.init_alpha).log())], device=self.device, requires_grad=True)
         self.target_entropy = -float(arch.act_dim)
+        self._actor_params = self.actor_own_parameters()
         # fused: one kernel per optimiser step instead of a dozen per parameter (CPU and CUDA).
-        self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.actor_lr, fused=True)
+        self.actor_opt = torch.optim.Adam(self._actor_params, lr=cfg.actor_lr, fused=True)
         self.critic_opt = torch.optim.Adam(self.critics.parameters(), lr=cfg.critic_lr, fused=True)
         self.alpha_opt = torch.optim.Adam([self.log_alpha], lr=cfg.alpha_lr, fused=True)
         self._critic_params = list(self.critics.parameters())
         self._target_params = list(self.targets.parameters())
+
+    def actor_own_parameters(self) -> list[nn.Parameter]:
+        """What the actor loss trains: all of the actor, or only its head when the torso is the critics'."""
+        torso = {id(p) for p in self.critics[0].parameters()} if self.shared else set()
+        return [p for p in self.actor.parameters() if id(p) not in torso]
 
     def _autocast(self) -> contextlib.AbstractContextManager:
         if not self.cfg.amp:
@@ -90,66 +123,91 @@ class SAC:
         return torch.autocast(self.device.type, dtype=torch.bfloat16)
 
     def _burn_in(self, x: torch.Tensor, batch: Batch) -> tuple[torch.Tensor, State | None, list[State | None], list[State | None]]:
-        """Warm every LSTM on the first `burn_in` steps without gradients; return the rest of x and the states."""
+        """Warm every LSTM on the first `burn_in` steps without gradients; return the rest of x and the states.
+        A stored state (R2D2) is the published actor's: it starts the actor, and with a shared torso every torso."""
         actor_state: State | None = None
         if self.cfg.use_stored_state and batch.h0 is not None and batch.c0 is not None:
             actor_state = (batch.h0.unsqueeze(0).contiguous(), batch.c0.unsqueeze(0).contiguous())
+        start: State | None = actor_state if self.shared else None
         b = self.cfg.burn_in
         if b == 0:
-            return x, actor_state, [None, None], [None, None]
+            return x, actor_state, [start, start], [start, start]
         with torch.no_grad():
-            _, actor_state = self.actor.features(x[:, :b], actor_state)
-            critic_states: list[State | None] = [c.features(x[:, :b])[1] for c in self.critics]
-            target_states: list[State | None] = [c.features(x[:, :b])[1] for c in self.targets]
-        return x[:, b:], actor_state, critic_states, target_states
+            if self.shared:
+                critic_states: list[State | None] = [self.critics[0].features(x[:b], start)[1]] * 2
+                target_states: list[State | None] = [self.targets[0].features(x[:b], start)[1]] * 2
+                return x[b:], critic_states[0], critic_states, target_states
+            _, actor_state = self.actor.features(x[:b], actor_state)
+            critic_states = [c.features(x[:b])[1] for c in self.critics]
+            target_states = [c.features(x[:b])[1] for c in self.targets]
+        return x[b:], actor_state, critic_states, target_states
+
+    def _histories(self, nets: nn.ModuleList, x: torch.Tensor, states: list[State | None]) -> list[torch.Tensor]:
+        """Each critic's LSTM output over x: one unroll per torso (one in all when it is shared)."""
+        if self.shared:
+            return [nets[0].features(x, states[0])[0]] * 2
+        return [c.features(x, s)[0] for c, s in zip(nets, states)]
 
     def update(self, batch: Batch) -> dict[str, float]:
         """One gradient step on critics, actor and temperature, then Polyak."""
+        critic_loss, actor_loss, alpha_loss, entropy = self.losses(batch)
+        # The three losses touch disjoint parameters (every cross path is detached in `losses`; a test
+        # holds it), so one backward pass gives each optimiser exactly its own loss's gradient.
+        for opt in (self.critic_opt, self.actor_opt, self.alpha_opt):
+            opt.zero_grad(set_to_none=True)
+        (critic_loss + actor_loss + alpha_loss).backward()
+        self._step(self.critic_opt, self._critic_params)
+        self._step(self.actor_opt, self._actor_params)
+        self._step(self.alpha_opt, None)
+        with torch.no_grad():
+            torch._foreach_lerp_(self._target_params, self._critic_params, self.cfg.tau)
+        return {
+            "critic_loss": float(critic_loss.detach()), "actor_loss": float(actor_loss.detach()),
+            "alpha_loss": float(alpha_loss.detach()), "alpha": float(self.log_alpha.detach().exp()), "entropy": float(entropy),
+        }
+
+    def losses(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Critic, actor and temperature losses (and the policy's entropy) at the current parameters."""
         cfg, b = self.cfg, self.cfg.burn_in
-        x, actor_state, critic_states, target_states = self._burn_in(inputs(batch, self.arch), batch)
-        action, reward = batch.action[:, b:], batch.reward[:, b:]
-        terminated, mask = batch.terminated[:, b:], batch.mask[:, b:]
+        # Time-major from here on ([T, B, ...]): the LSTMs' own layout, so every shift by a step is a view.
+        x, actor_state, critic_states, target_states = self._burn_in(time_major(inputs(batch, self.arch)), batch)
+        action, reward = time_major(batch.action)[b:], time_major(batch.reward)[b:]
+        terminated, mask = time_major(batch.terminated)[b:], time_major(batch.mask)[b:]
         count = mask.sum().clamp(min=1.0)
         alpha = self.log_alpha.exp().detach()
 
         with self._autocast():
+            hs = self._histories(self.critics, x, critic_states)
             # One actor unroll serves both the actor loss (steps 0..T-1) and the targets (steps 1..T).
-            y, _ = self.actor.features(x, actor_state)
+            y = self.actor.head_features(hs[0].detach()) if self.shared else self.actor.features(x, actor_state)[0]
             pi, log_pi = self.actor.sample(y)
             # Targets: r + gamma * (1 - terminated) * (min target Q(h', a') - alpha log pi(a'|h')).
             with torch.no_grad():
-                next_q = torch.min(*[
-                    t.q(t.features(x, s)[0][:, 1:], pi[:, 1:]) for t, s in zip(self.targets, target_states)
-                ])
-                target = soft_target(reward, terminated, next_q.float(), log_pi[:, 1:].float(), alpha, cfg.gamma)
+                next_hs = self._histories(self.targets, x, target_states)
+                next_q = torch.min(*[t.q_from(t.history_term(h)[1:], pi[1:]) for t, h in zip(self.targets, next_hs)])
+                target = soft_target(reward, terminated, next_q.float(), log_pi[1:].float(), alpha, cfg.gamma)
             # Critic loss on the replayed actions; padding and burn-in masked out.
-            hs = [c.features(x, s)[0] for c, s in zip(self.critics, critic_states)]
-            q_values = [c.q(h[:, :-1], action).float() for c, h in zip(self.critics, hs)]
+            terms = [c.history_term(h)[:-1] for c, h in zip(self.critics, hs)]
+            q_values = [c.q_from(term, action).float() for c, term in zip(self.critics, terms)]
+            # Actor loss: alpha log pi - min Q(h, pi), through the critics' heads as they are before this
+            # step (as Acme's SAC does), with every critic weight and history held fixed.
+            q_pi = torch.min(*[c.q_from(term.detach(), pi[:-1], frozen=True)
+                               for c, term in zip(self.critics, terms)]).float()
         critic_loss = sum(((q - target).pow(2) * mask).sum() for q in q_values) / count
-        self._step(self.critic_opt, critic_loss, self.critics)
-
-        # Actor loss: alpha log pi - min Q(h, pi), with the critics' histories held fixed.
-        with self._autocast():
-            q_pi = torch.min(*[c.q(h[:, :-1].detach(), pi[:, :-1]) for c, h in zip(self.critics, hs)]).float()
-        log_pi_now = log_pi[:, :-1].float()
+        log_pi_now = log_pi[:-1].float()
         actor_loss = ((alpha * log_pi_now - q_pi) * mask).sum() / count
-        self._step(self.actor_opt, actor_loss, self.actor)
-
         # Temperature: keep the policy's entropy near -|A|.
         alpha_loss = -(self.log_alpha * ((log_pi_now.detach() + self.target_entropy) * mask)).sum() / count
-        self._step(self.alpha_opt, alpha_loss, None)
 
-        with torch.no_grad():
-            torch._foreach_lerp_(self._target_params, self._critic_params, cfg.tau)
-        return {
-            "critic_loss": float(critic_loss.detach()), "actor_loss": float(actor_loss.detach()),
-            "alpha_loss": float(alpha_loss.detach()), "alpha": float(alpha),
-            "entropy": float(-(log_pi_now.detach() * mask).sum() / count),
-        }
+        entropy = -(log_pi_now.detach() * mask).sum() / count
+        return critic_loss, actor_loss, alpha_loss, entropy
 
-    def _step(self, opt: torch.optim.Optimizer, loss: torch.Tensor, module: nn.Module | None) -> None:
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        if self.cfg.grad_clip > 0 and module is not None:
-            nn.utils.clip_grad_norm_(module.parameters(), self.cfg.grad_clip)
+    def _step(self, opt: torch.optim.Optimizer, params: list[nn.Parameter] | None) -> None:
+        if self.cfg.grad_clip > 0 and params is not None:
+            nn.utils.clip_grad_norm_(params, self.cfg.grad_clip)
         opt.step()
+
+
+def _tie_torso(owner: nn.Module, user: nn.Module) -> None:
+    """Make `user` run on `owner`'s input layer and LSTM (the same parameters, not copies)."""
+    user.inp, user.lstm = owner.inp, owner.lstm

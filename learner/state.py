@@ -38,11 +38,22 @@ def snapshot(sac: SAC) -> dict[str, np.ndarray]:
             for key, value in opt.state.get(p, {}).items():
                 out[f"{opt_name}.{i}.{key}"] = _np(value) if torch.is_tensor(value) else np.array(value, np.float64)
     out["rng.torch"] = torch.get_rng_state().numpy().copy()
+    out["torso.shared"] = np.array(sac.shared, np.bool_)
     return out
+
+
+def _check_torso(sac: SAC, tensors: dict[str, np.ndarray]) -> None:
+    """Optimiser moments are stored by position, so a checkpoint of the other torso layout would load
+    moments onto the wrong parameters; refuse it. Checkpoints from before the option are separate."""
+    shared = bool(tensors["torso.shared"]) if "torso.shared" in tensors else False
+    if shared != sac.shared:
+        have, want = ("shared" if shared else "separate"), ("shared" if sac.shared else "separate")
+        raise CheckpointError(f"checkpoint was trained with torso = {have}, this learner uses torso = {want}")
 
 
 def restore(sac: SAC, tensors: dict[str, np.ndarray]) -> None:
     """Load a snapshot into `sac` (built with the same architecture); shapes are checked first."""
+    _check_torso(sac, tensors)
     for mod in _MODULES:
         module = getattr(sac, mod)
         own = module.state_dict()
@@ -74,6 +85,7 @@ def check_against(sac: SAC) -> Any:
     shapes = {f"{mod}.{name}": tuple(t.shape) for mod in _MODULES for name, t in getattr(sac, mod).state_dict().items()}
 
     def check(meta: dict[str, Any], tensors: dict[str, np.ndarray]) -> None:
+        _check_torso(sac, tensors)
         for key, shape in shapes.items():
             if key not in tensors:
                 raise CheckpointError(f"missing tensor {key}")

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from learner.networks import Arch
-from learner.sac import SAC, Batch, SACConfig
+from learner.sac import SAC, TORSOS, Batch, SACConfig
 from learner.state import check_against, restore, snapshot
 from protocol.checkpoint import CheckpointError, decode_checkpoint, encode_checkpoint, load_newest, write_atomic
 
@@ -24,9 +24,9 @@ def batch(seed: int) -> Batch:
                  torch.zeros(4), torch.randn(4, 8, generator=g), torch.zeros(4, 8), torch.ones(4, 8))
 
 
-def trained(steps: int = 5) -> SAC:
+def trained(steps: int = 5, torso: str = "separate") -> SAC:
     torch.manual_seed(0)
-    sac = SAC(ARCH, SACConfig())
+    sac = SAC(ARCH, SACConfig(torso=torso))
     for i in range(steps):
         sac.update(batch(i))
     return sac
@@ -64,12 +64,13 @@ def test_damaged_files_are_refused_with_a_reason(damage: str) -> None:
         decode_checkpoint(data)
 
 
-def test_resume_is_bitwise_exact_and_continues_identically() -> None:
-    original = trained()
+@pytest.mark.parametrize("torso", TORSOS)
+def test_resume_is_bitwise_exact_and_continues_identically(torso: str) -> None:
+    original = trained(torso=torso)
     copy_of = copy.deepcopy(original)
     meta, tensors = decode_checkpoint(encode_checkpoint({"game": "t"}, snapshot(original)))
     torch.manual_seed(123)  # a fresh process would have another RNG state: restore must bring it back
-    resumed = SAC(ARCH, SACConfig())
+    resumed = SAC(ARCH, SACConfig(torso=torso))
     restore(resumed, tensors)
     for mod in ("actor", "critics", "targets"):
         for a, b in zip(getattr(copy_of, mod).parameters(), getattr(resumed, mod).parameters()):
@@ -98,6 +99,16 @@ def test_load_newest_falls_back_past_corrupt_and_mismatched(tmp_path: Path, capl
     assert found is not None and found[0].name == "ckpt-000000000010.sacl"
     lines = [r.message for r in caplog.records]
     assert len(lines) == 1 and "000030" in lines[0] and "000020" in lines[0] and "shape" in lines[0]
+
+
+def test_a_checkpoint_of_the_other_torso_layout_is_refused() -> None:
+    """Adam moments are stored by position; loading them across layouts would pair them with the wrong tensors."""
+    _, tensors = decode_checkpoint(encode_checkpoint({}, snapshot(trained(torso="shared"))))
+    with pytest.raises(CheckpointError, match="torso = shared, this learner uses torso = separate"):
+        restore(SAC(ARCH, SACConfig()), tensors)
+    with pytest.raises(CheckpointError, match="torso"):
+        check_against(SAC(ARCH, SACConfig()))({}, tensors)
+    restore(SAC(ARCH, SACConfig(torso="shared")), tensors)
 
 
 def test_nothing_valid_means_a_fresh_start(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:

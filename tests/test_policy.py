@@ -28,10 +28,10 @@ def test_numpy_steps_match_the_torch_unroll() -> None:
     obs = rng.standard_normal((20, 5)).astype(np.float32)
     unit_prev = rng.uniform(-1, 1, (20, 2)).astype(np.float32)
     prev_r = rng.standard_normal(20).astype(np.float32)
-    x = torch.from_numpy(np.concatenate([obs, unit_prev, prev_r[:, None]], axis=1))[None]
+    x = torch.from_numpy(np.concatenate([obs, unit_prev, prev_r[:, None]], axis=1))[:, None]
     with torch.no_grad():
         y, _ = actor.features(x)
-        mean = actor.heads(y)[0][0].numpy()
+        mean = actor.heads(y)[0][:, 0].numpy()
     state = policy.initial_state()
     low, high = np.array([-1.0, 0.0]), np.array([1.0, 3.0])
     for t in range(20):

@@ -6,10 +6,11 @@ import copy
 import math
 
 import numpy as np
+import pytest
 import torch
 
 from learner.networks import Arch, actor_from_blob, actor_to_blob, blob_rev, squashed_log_prob
-from learner.sac import SAC, Batch, SACConfig, soft_target
+from learner.sac import SAC, TORSOS, Batch, SACConfig, soft_target
 
 ARCH = Arch(3, 2, hidden=16, fc=16, act_low=(-2.0, 0.0), act_high=(2.0, 1.0))
 
@@ -41,10 +42,10 @@ def _garble_padding(batch: Batch, tail: int) -> Batch:
     return batch._replace(obs=obs, action=action, reward=reward, terminated=term)
 
 
-def _twin_updates(batch: Batch, other: Batch) -> tuple[SAC, SAC, dict[str, float], dict[str, float]]:
+def _twin_updates(batch: Batch, other: Batch, torso: str = "separate") -> tuple[SAC, SAC, dict[str, float], dict[str, float]]:
     """Two identical learners, one update each (same RNG), on two batches."""
     torch.manual_seed(0)
-    a = SAC(ARCH, SACConfig())
+    a = SAC(ARCH, SACConfig(torso=torso))
     b = copy.deepcopy(a)
     torch.manual_seed(7)
     out_a = a.update(batch)
@@ -53,12 +54,13 @@ def _twin_updates(batch: Batch, other: Batch) -> tuple[SAC, SAC, dict[str, float
     return a, b, out_a, out_b
 
 
-def test_padding_cannot_change_a_loss_or_a_parameter() -> None:
+@pytest.mark.parametrize("torso", TORSOS)
+def test_padding_cannot_change_a_loss_or_a_parameter(torso: str) -> None:
     batch = _batch(1, mask_tail=3)
-    a, b, out_a, out_b = _twin_updates(batch, _garble_padding(batch, 3))
+    a, b, out_a, out_b = _twin_updates(batch, _garble_padding(batch, 3), torso)
     for key in out_a:
         assert math.isclose(out_a[key], out_b[key], rel_tol=1e-5, abs_tol=1e-6), key
-    for pa, pb in zip(a.critics.parameters(), b.critics.parameters()):
+    for pa, pb in zip([*a.critics.parameters(), *a.actor.parameters()], [*b.critics.parameters(), *b.actor.parameters()]):
         assert torch.allclose(pa, pb, atol=1e-6)
 
 
@@ -99,12 +101,46 @@ def test_blob_round_trip_rebuilds_the_same_actor() -> None:
     assert blob_rev(blob) != blob_rev(blob + np.float32(1e-3))
 
 
-def test_update_learns_a_constant_reward() -> None:
+@pytest.mark.parametrize("torso", TORSOS)
+def test_update_learns_a_constant_reward(torso: str) -> None:
     """Q of a bandit with reward 1 and terminal steps approaches 1: the update moves the right way."""
     torch.manual_seed(0)
-    sac = SAC(ARCH, SACConfig(critic_lr=3e-3))
+    sac = SAC(ARCH, SACConfig(critic_lr=3e-3, torso=torso))
     batch = _batch(2)._replace(reward=torch.ones(4, 8), terminated=torch.ones(4, 8))
     first = sac.update(batch)["critic_loss"]
     for _ in range(150):
         last = sac.update(batch)["critic_loss"]
     assert last < 0.05 * first
+
+
+@pytest.mark.parametrize("torso", TORSOS)
+def test_each_loss_reaches_only_its_own_parameters(torso: str) -> None:
+    """update() sums the three losses into one backward pass; that is only right if no loss has a
+    gradient path into another's parameters (the actor loss must not move a critic or the torso)."""
+    torch.manual_seed(0)
+    sac = SAC(ARCH, SACConfig(torso=torso, burn_in=2))
+    groups = {"critic": sac._critic_params, "actor": sac._actor_params, "alpha": [sac.log_alpha]}
+    owners = {"critic": 0, "actor": 1, "alpha": 2}
+    losses = sac.losses(_batch(3))[:3]
+    for name, params in groups.items():
+        for i, loss in enumerate(losses):
+            grads = torch.autograd.grad(loss, params, retain_graph=True, allow_unused=True)
+            reaches = any(g is not None and bool(g.abs().sum() > 0) for g in grads)
+            assert reaches == (i == owners[name]), (name, i)
+
+
+def test_a_shared_torso_is_one_set_of_parameters_in_the_published_actor() -> None:
+    torch.manual_seed(0)
+    sac = SAC(ARCH, SACConfig(torso="shared"))
+    for _ in range(3):
+        sac.update(_batch(4))
+    torso = [p for n, p in sac.critics[0].named_parameters() if n.startswith(("inp.", "lstm."))]
+    assert [p.data_ptr() for p in torso] == [p.data_ptr() for n, p in sac.critics[1].named_parameters()
+                                             if n.startswith(("inp.", "lstm."))]
+    blob = actor_to_blob(sac.actor)
+    n_torso = sum(p.numel() for p in torso)
+    np.testing.assert_array_equal(blob[:n_torso], torch.cat([p.detach().reshape(-1) for p in torso]).numpy())
+    assert sum(p.numel() for p in sac._actor_params) == blob.size - n_torso
+    rebuilt = actor_from_blob(ARCH, blob)
+    x = torch.randn(5, 2, ARCH.in_dim)
+    torch.testing.assert_close(rebuilt.features(x)[0], sac.actor.features(x)[0])
