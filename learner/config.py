@@ -29,8 +29,8 @@ class LearnerConfig:
     act_high: tuple[float, ...] | None = _f(None, "action upper bounds; unset = from the first hello")
     hidden: int = _f(128, "LSTM width h of actor and critics (the Tank Royale bot uses 256)")
     fc: int = _f(128, "width of the layer after the LSTM")
-    torso: str = _f("separate", "separate: actor and each critic own an LSTM; shared: one critic-trained LSTM feeds "
-                                "both Q heads and the actor head (2 LSTM forwards + 1 backward per update, not 5 + 3)")
+    torso: str = _f("shared", "shared: one critic-trained LSTM feeds both Q heads and the actor head (2 LSTM "
+                              "forwards + 1 backward per update); separate: actor and each critic own one (5 + 3)")
     prev_action: bool = _f(True, "feed the previous action to the LSTMs beside the observation")
     prev_reward: bool = _f(True, "feed the previous reward to the LSTMs beside the observation")
     seq_len: int = _f(32, "steps per training sequence (chunk)")

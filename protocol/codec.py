@@ -235,7 +235,7 @@ def _encode_experience(msg: Experience) -> bytes | None:
     return _packer().pack(out)
 
 
-def decode(frame: bytes, limits: Limits = DEFAULT_LIMITS) -> Message:
+def decode(frame: bytes | memoryview, limits: Limits = DEFAULT_LIMITS) -> Message:
     """Validate and decode one frame; raises ProtocolError and nothing else."""
     if len(frame) > limits.max_message_bytes:
         raise ProtocolError("too_large", f"frame of {len(frame)} bytes over {limits.max_message_bytes}")

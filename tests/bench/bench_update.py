@@ -1,5 +1,8 @@
 """Full SAC updates per second (critics, actor, temperature, targets) at batch 16, sequence 32.
 
+Ours runs the learner's default torso layout; the other layout is measured too
+(at h=256) for information.
+
 Beside ours, in the same run, a plain PyTorch version of the same update
 written the straightforward way (the reference): the same networks, but every
 network unrolled once per use (the actor on obs and again on next obs, each
@@ -19,8 +22,9 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from learner.config import LearnerConfig
 from learner.networks import Arch, squashed_log_prob
-from learner.sac import SAC, Batch, SACConfig
+from learner.sac import SAC, TORSOS, Batch, SACConfig
 
 B, T, OBS, ACT = 16, 32, 35, 4
 
@@ -101,6 +105,11 @@ class Reference:
                     tp.mul_(0.995).add_(0.005 * p)
 
 
+def ours(h: int, torso: str, amp: bool) -> SAC:
+    arch = Arch(OBS, ACT, hidden=h, prev_action=False, prev_reward=False, act_low=(-1.0,) * ACT, act_high=(1.0,) * ACT)
+    return SAC(arch, SACConfig(amp=amp, torso=torso))
+
+
 def rate(update, b: Batch, seconds: float) -> float:
     for _ in range(3):
         update(b)
@@ -120,12 +129,14 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     b, figures = batch(), {}
+    default = LearnerConfig().torso
     for h in (64, 128, 256):
-        sac = SAC(Arch(OBS, ACT, hidden=h, prev_action=False, prev_reward=False, act_low=(-1.0,) * ACT, act_high=(1.0,) * ACT),
-                  SACConfig(amp=args.amp))
-        figures[f"updates_per_s_h{h}"] = rate(sac.update, b, args.seconds)
+        figures[f"updates_per_s_h{h}"] = rate(ours(h, default, args.amp).update, b, args.seconds)
         print(f"saclstm   h={h:<4} {figures[f'updates_per_s_h{h}']:7.1f} updates/s "
-              f"({1000 / figures[f'updates_per_s_h{h}']:.1f} ms)", flush=True)
+              f"({1000 / figures[f'updates_per_s_h{h}']:.1f} ms)  torso = {default} (the default)", flush=True)
+    other = next(t for t in TORSOS if t != default)
+    figures[f"{other}_torso_updates_per_s_h256"] = rate(ours(256, other, args.amp).update, b, args.seconds)
+    print(f"saclstm   h=256  {figures[f'{other}_torso_updates_per_s_h256']:7.1f} updates/s  torso = {other}", flush=True)
     ref = Reference(256)
     figures["reference_updates_per_s_h256"] = rate(ref.update, b, args.seconds)
     print(f"reference h=256  {figures['reference_updates_per_s_h256']:7.1f} updates/s "
@@ -136,7 +147,8 @@ def main() -> None:
     figures["bots_at_utd1_h256"] = figures["updates_per_s_h256"] / 30.0
     print(f"ratio saclstm/reference at h=256: {figures['ratio_h256']:.2f}; Tank Royale bots at 30 turns/s, UTD 1: "
           f"{figures['bots_at_utd1_h256']:.2f} (target: updates_per_s_h256 >= 30)")
-    print(json.dumps({k: round(v, 3) for k, v in figures.items()} | {"threads": args.threads, "amp": args.amp}))
+    print(json.dumps({k: round(v, 3) for k, v in figures.items()} | {"threads": args.threads, "amp": args.amp,
+                                                                   "torso": default}))
 
 
 if __name__ == "__main__":
