@@ -11,6 +11,7 @@ Each bot keeps its own (h, c); one policy object serves every bot.
 from __future__ import annotations
 
 import numpy as np
+from numpy.random import default_rng  # numpy loads numpy.random lazily: not on the first weights swap (~10 ms)
 
 from learner.networks import Arch, actor_layout
 from protocol import Weights
@@ -47,7 +48,7 @@ class LocalPolicy:
         self.low = np.array(arch.act_low, np.float32)
         self.high = np.array(arch.act_high, np.float32)
         self._x = np.zeros(arch.in_dim, np.float32)
-        self._rng = np.random.default_rng(seed)
+        self._rng = default_rng(seed)
 
     def initial_state(self) -> State:
         h = self.arch.hidden
