@@ -23,6 +23,8 @@ from protocol import (
     decode,
     encode,
 )
+from protocol.arrays import pack_array
+from protocol.messages import PROTOCOL_VERSION
 
 ids = st.text(st.characters(min_codepoint=33, max_codepoint=0x2FFF), min_size=1, max_size=40)
 uints = st.integers(0, 2**64 - 1)
@@ -192,3 +194,19 @@ def test_unknown_keys_are_ignored() -> None:
     obj = msgpack.unpackb(encode(Bye("a", 3, 10, 1)))
     obj["future_field"] = [1, 2]
     assert decode(msgpack.packb(obj)) == Bye("a", 3, 10, 1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(experiences(), st.integers(0, 2**64 - 1), st.text(min_size=1, max_size=300), st.booleans())
+def test_fast_encode_writes_the_bytes_msgpack_would(msg: Experience, big: int, name: str, prev: bool) -> None:
+    """The experience encoder joins pre-packed pieces; it must equal msgpack of the schema map exactly."""
+    msg.seq, msg.bot = big, name
+    if prev:
+        msg.prev_action, msg.prev_reward = np.zeros(msg.action.shape[1], np.float32), -0.25
+    want = {"v": PROTOCOL_VERSION, "kind": "experience", "sender": msg.sender, "seq": msg.seq, "bot": msg.bot,
+            "episode": msg.episode, "t0": msg.t0, "version": msg.version}
+    for key in ("obs", "action", "reward", "next_obs", "terminated", "truncated", "prev_action", "prev_reward", "h0", "c0"):
+        value = getattr(msg, key)
+        if value is not None:
+            want[key] = pack_array(value) if isinstance(value, np.ndarray) else value
+    assert encode(msg) == msgpack.packb(want, use_bin_type=True)
