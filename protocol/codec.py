@@ -246,6 +246,10 @@ def decode(frame: bytes | memoryview, limits: Limits = DEFAULT_LIMITS) -> Messag
     if not isinstance(obj, dict):
         raise ProtocolError("undecodable", "top level is not a map")
     try:
+        if obj.get("kind") == "experience":
+            fast = _fast_experience(obj, limits)
+            if fast is not None:
+                return fast
         return _from_map(obj, limits)
     except ProtocolError:
         raise
@@ -255,10 +259,6 @@ def decode(frame: bytes | memoryview, limits: Limits = DEFAULT_LIMITS) -> Messag
 
 def _from_map(obj: dict[str, Any], limits: Limits) -> Message:
     kind, values = _header(obj, limits)
-    if kind == "experience":
-        fast = _fast_experience(obj, values, limits)
-        if fast is not None:
-            return fast
     finite: list[bytes] = []
     for key, attr, check, required in _SCHEMA[kind]:
         if key in obj:
@@ -297,16 +297,23 @@ def _header(obj: dict[str, Any], limits: Limits) -> tuple[str, dict[str, Any]]:
     return kind, values
 
 
-def _fast_experience(obj: dict[str, Any], values: dict[str, Any], limits: Limits) -> Experience | None:
+def _fast_experience(obj: dict[str, Any], limits: Limits) -> Experience | None:
     """The hot path for well-formed experience batches, or None to take the checked path.
 
-    It accepts exactly what the schema path accepts for the six step arrays but
-    checks them in bulk; anything unusual returns None, and the schema path then
-    finds and names the fault. Tests compare the two on fuzzed input.
+    It accepts exactly what the schema path accepts (header included) but checks
+    in bulk; anything unusual returns None, and the schema path then finds and
+    names the fault. Tests compare the two on fuzzed input.
     """
     if "h0" in obj or "c0" in obj:
         return None
     try:
+        v, sender, seq, bot = obj["v"], obj["sender"], obj["seq"], obj["bot"]
+        episode, t0, version = obj["episode"], obj["t0"], obj["version"]
+        if not (type(v) is int and v == PROTOCOL_VERSION and type(sender) is str and type(bot) is str
+                and 0 < len(sender) <= limits.max_str and 0 < len(bot) <= limits.max_str
+                and type(seq) is int and type(episode) is int and type(t0) is int and type(version) is int
+                and 0 <= seq <= MAX_U64 and 0 <= episode <= MAX_U64 and 0 <= t0 <= MAX_U64 and 0 <= version <= MAX_U64):
+            return None
         o, a, r, no, te, tr = obj["obs"], obj["action"], obj["reward"], obj["next_obs"], obj["terminated"], obj["truncated"]
         if not (o["dtype"] == no["dtype"] == a["dtype"] == r["dtype"] == "f32" and te["dtype"] == tr["dtype"] == "bool"):
             return None
@@ -321,12 +328,9 @@ def _fast_experience(obj: dict[str, Any], values: dict[str, Any], limits: Limits
         if (len(od) != 4 * n * d or len(nd) != 4 * n * d or len(ad) != 4 * n * k or len(rd) != 4 * n or len(flags) != 2 * n
                 or flags.translate(None, b"\x00\x01") or (ted[:-1] + trd[:-1]).strip(b"\x00")):
             return None
-        bot, episode, t0, version = obj["bot"], obj["episode"], obj["t0"], obj["version"]
     except (KeyError, TypeError, ValueError):
         return None
     flat = require_finite("experience", [od, nd, ad, rd])
-    nobs = n * d
-    done = np.frombuffer(flags, np.bool_)
     _check_dims(d, k, limits)
     prev_action = prev_reward = None
     if "prev_action" in obj:
@@ -336,12 +340,11 @@ def _fast_experience(obj: dict[str, Any], values: dict[str, Any], limits: Limits
         require_finite("prev_action", [obj["prev_action"]["data"]])
     if "prev_reward" in obj:
         prev_reward = _float("prev_reward", obj["prev_reward"], limits)
-    return Experience(
-        values["sender"], values["seq"], _id("bot", bot, limits), _uint("episode", episode, limits),
-        _uint("t0", t0, limits), _uint("version", version, limits), flat[:nobs].reshape(n, d),
-        flat[2 * nobs:2 * nobs + n * k].reshape(n, k), flat[2 * nobs + n * k:], flat[nobs:2 * nobs].reshape(n, d),
-        done[:n], done[n:], prev_action=prev_action, prev_reward=prev_reward,
-    )
+    nobs = n * d
+    both = flat[:2 * nobs].reshape(2, n, d)
+    done = np.frombuffer(flags, np.bool_).reshape(2, n)
+    return Experience(sender, seq, bot, episode, t0, version, both[0], flat[2 * nobs:2 * nobs + n * k].reshape(n, k),
+                      flat[2 * nobs + n * k:], both[1], done[0], done[1], prev_action=prev_action, prev_reward=prev_reward)
 
 
 def _check_hello(msg: Hello, limits: Limits) -> None:
