@@ -34,6 +34,7 @@ def test_seed_knob_names_still_work() -> None:
     ("overlap", "32", "seq_len-1"),
     ("capacity", "100", "learning_starts"),
     ("opponent_policy", "forget", "keep or clear"),
+    ("torso", "twin", "separate, shared"),
     ("bogus_key", "1", "unknown key"),
 ])
 def test_bad_values_name_key_and_reason(key: str, value: str, words: str) -> None:
