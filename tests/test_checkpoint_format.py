@@ -116,3 +116,23 @@ def test_nothing_valid_means_a_fresh_start(tmp_path: Path, caplog: pytest.LogCap
     with caplog.at_level("INFO", logger="saclstm.checkpoint"):
         assert load_newest(tmp_path) is None
     assert len(caplog.records) == 1 and "starting fresh" in caplog.records[0].message
+
+
+def test_the_learner_skips_a_checkpoint_of_the_other_torso_layout(tmp_path: Path,
+                                                                  caplog: pytest.LogCaptureFixture) -> None:
+    """Resume picks the newest checkpoint that fits; one from the other layout is passed over with a log line."""
+    from dataclasses import asdict
+
+    from learner.config import LearnerConfig
+    from learner.persistence import Persistence
+
+    live = tmp_path / "live.sacl"
+    dims = {"obs_dim": 3, "act_dim": 1, "act_low": (-2.0,), "act_high": (2.0,), "hidden": 16, "fc": 16}
+    for steps, torso in ((10, "shared"), (20, "separate")):
+        cfg = LearnerConfig(weights_path=str(live), torso=torso, **dims)
+        meta = {"grad_steps": steps, "version": steps, "arch": ARCH.to_wire(), "config": asdict(cfg)}
+        write_atomic(tmp_path / f"ckpt-{steps:012d}.sacl", encode_checkpoint(meta, snapshot(trained(torso=torso))))
+    with caplog.at_level("INFO", logger="saclstm.checkpoint"):
+        found = Persistence(LearnerConfig(weights_path=str(live), torso="shared", **dims)).newest()
+    assert found is not None and found[0].name == "ckpt-000000000010.sacl"
+    assert any("torso" in r.message and "000020" in r.message for r in caplog.records)
