@@ -33,6 +33,8 @@ class LearnerConfig:
                               "forwards + 1 backward per update); separate: actor and each critic own one (5 + 3)")
     prev_action: bool = _f(True, "feed the previous action to the LSTMs beside the observation")
     prev_reward: bool = _f(True, "feed the previous reward to the LSTMs beside the observation")
+    target_torso: bool = _f(True, "with torso = shared: targets read a Polyak copy of the torso (true), or the online "
+                                  "torso's histories, detached, as DrQ-v2 does (false: one LSTM forward fewer per update)")
     seq_len: int = _f(32, "steps per training sequence (chunk)")
     overlap: int = _f(16, "steps a chunk shares with the previous one of its episode (context, not trained twice)")
     burn_in: int = _f(0, "leading steps of each chunk that only warm the LSTMs (no gradient, no loss)")
@@ -80,6 +82,8 @@ class LearnerConfig:
         check(self.hidden >= 1, "hidden", self.hidden, "must be at least 1")
         check(self.fc >= 1, "fc", self.fc, "must be at least 1")
         check(self.torso in TORSOS, "torso", self.torso, f"must be one of {', '.join(TORSOS)}")
+        check(self.target_torso or self.torso == "shared", "target_torso", self.target_torso,
+              "false applies to torso = shared only (separate critics each need their own target LSTM)")
         check(self.seq_len >= 1, "seq_len", self.seq_len, "must be at least 1")
         check(0 <= self.overlap < self.seq_len, "overlap", self.overlap,
               f"must be in 0..seq_len-1 ({self.seq_len - 1}): a chunk of context only would never train")

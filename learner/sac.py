@@ -56,10 +56,13 @@ class SACConfig:
     amp: bool = False
     use_stored_state: bool = False
     torso: str = "shared"
+    target_torso: bool = True
 
     def __post_init__(self) -> None:
         if self.torso not in TORSOS:
             raise ValueError(f"torso must be one of {TORSOS}, got {self.torso!r}")
+        if not self.target_torso and self.torso != "shared":
+            raise ValueError("target_torso = False applies to torso = 'shared' only")
 
 
 TORSOS = ("separate", "shared")
@@ -188,7 +191,10 @@ class SAC:
             pi, log_pi = self.actor.sample(y)
             # Targets: r + gamma * (1 - terminated) * (min target Q(h', a') - alpha log pi(a'|h')).
             with torch.no_grad():
-                next_hs = self._histories(self.targets, x, target_states)
+                if self.shared and not cfg.target_torso:  # DrQ-v2: target heads on the online torso's histories
+                    next_hs = [hs[0].detach()] * 2
+                else:
+                    next_hs = self._histories(self.targets, x, target_states)
                 next_terms = self._terms(self.targets, next_hs)
                 next_q = torch.min(*[t.q_from(term[1:], pi[1:]) for t, term in zip(self.targets, next_terms)])
                 target = soft_target(reward, terminated, next_q.float(), log_pi[1:].float(), alpha, cfg.gamma)

@@ -111,7 +111,8 @@ class Learner:
         arch = Arch(obs_dim, act_dim, cfg.hidden, cfg.fc, cfg.prev_action, cfg.prev_reward,
                     act_low=tuple(float(x) for x in low), act_high=tuple(float(x) for x in high))
         sac_cfg = SACConfig(cfg.gamma, cfg.tau, cfg.actor_lr, cfg.critic_lr, cfg.alpha_lr, cfg.init_alpha, cfg.burn_in,
-                            cfg.grad_clip, cfg.amp, cfg.use_stored_state, cfg.torso)
+                            cfg.grad_clip, cfg.amp, cfg.use_stored_state, cfg.torso,
+                            cfg.target_torso)
         self.sac = SAC(arch, sac_cfg, cfg.device)
         self.replay = SequenceReplay(cfg.capacity, cfg.seq_len, cfg.overlap, obs_dim, act_dim,
                                      state_dim=cfg.hidden, opponent_policy=cfg.opponent_policy, seed=cfg.seed)

@@ -55,3 +55,9 @@ def test_actor_tuple_fields_parse_from_text() -> None:
     assert build(ActorConfig, {"obs_mask": [0, 1]}).obs_mask == (0, 1)
     with pytest.raises(ConfigError, match="flow"):
         build(ActorConfig, {"flow": "sometimes"})
+
+
+def test_online_targets_need_a_shared_torso() -> None:
+    with pytest.raises(ConfigError, match="target_torso.*torso = shared only"):
+        build(LearnerConfig, {"torso": "separate", "target_torso": "false"})
+    assert build(LearnerConfig, {"target_torso": "false"}).target_torso is False

@@ -10,8 +10,10 @@ import pytest
 import torch
 
 from learner.networks import Arch, actor_from_blob, actor_to_blob, blob_rev, squashed_log_prob
-from learner.sac import SAC, TORSOS, Batch, SACConfig, soft_target
+from learner.sac import SAC, Batch, SACConfig, soft_target
 
+LAYOUTS = {"separate": {"torso": "separate"}, "shared": {"torso": "shared"},
+           "shared-online-targets": {"torso": "shared", "target_torso": False}}
 ARCH = Arch(3, 2, hidden=16, fc=16, act_low=(-2.0, 0.0), act_high=(2.0, 1.0))
 
 
@@ -42,10 +44,10 @@ def _garble_padding(batch: Batch, tail: int) -> Batch:
     return batch._replace(obs=obs, action=action, reward=reward, terminated=term)
 
 
-def _twin_updates(batch: Batch, other: Batch, torso: str = "separate") -> tuple[SAC, SAC, dict[str, float], dict[str, float]]:
+def _twin_updates(batch: Batch, other: Batch, layout: str = "shared") -> tuple[SAC, SAC, dict[str, float], dict[str, float]]:
     """Two identical learners, one update each (same RNG), on two batches."""
     torch.manual_seed(0)
-    a = SAC(ARCH, SACConfig(torso=torso))
+    a = SAC(ARCH, SACConfig(**LAYOUTS[layout]))
     b = copy.deepcopy(a)
     torch.manual_seed(7)
     out_a = a.update(batch)
@@ -54,10 +56,10 @@ def _twin_updates(batch: Batch, other: Batch, torso: str = "separate") -> tuple[
     return a, b, out_a, out_b
 
 
-@pytest.mark.parametrize("torso", TORSOS)
-def test_padding_cannot_change_a_loss_or_a_parameter(torso: str) -> None:
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_padding_cannot_change_a_loss_or_a_parameter(layout: str) -> None:
     batch = _batch(1, mask_tail=3)
-    a, b, out_a, out_b = _twin_updates(batch, _garble_padding(batch, 3), torso)
+    a, b, out_a, out_b = _twin_updates(batch, _garble_padding(batch, 3), layout)
     for key in out_a:
         assert math.isclose(out_a[key], out_b[key], rel_tol=1e-5, abs_tol=1e-6), key
     for pa, pb in zip([*a.critics.parameters(), *a.actor.parameters()], [*b.critics.parameters(), *b.actor.parameters()]):
@@ -101,11 +103,11 @@ def test_blob_round_trip_rebuilds_the_same_actor() -> None:
     assert blob_rev(blob) != blob_rev(blob + np.float32(1e-3))
 
 
-@pytest.mark.parametrize("torso", TORSOS)
-def test_update_learns_a_constant_reward(torso: str) -> None:
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_update_learns_a_constant_reward(layout: str) -> None:
     """Q of a bandit with reward 1 and terminal steps approaches 1: the update moves the right way."""
     torch.manual_seed(0)
-    sac = SAC(ARCH, SACConfig(critic_lr=3e-3, torso=torso))
+    sac = SAC(ARCH, SACConfig(critic_lr=3e-3, **LAYOUTS[layout]))
     batch = _batch(2)._replace(reward=torch.ones(4, 8), terminated=torch.ones(4, 8))
     first = sac.update(batch)["critic_loss"]
     for _ in range(150):
@@ -113,12 +115,13 @@ def test_update_learns_a_constant_reward(torso: str) -> None:
     assert last < 0.05 * first
 
 
-@pytest.mark.parametrize("torso", TORSOS)
-def test_each_loss_reaches_only_its_own_parameters(torso: str) -> None:
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_each_loss_reaches_only_its_own_parameters(layout: str) -> None:
     """update() sums the three losses into one backward pass; that is only right if no loss has a
-    gradient path into another's parameters (the actor loss must not move a critic or the torso)."""
+    gradient path into another's parameters (the actor loss must not move a critic or the torso;
+    targets read from the online torso must not carry a gradient into it)."""
     torch.manual_seed(0)
-    sac = SAC(ARCH, SACConfig(torso=torso, burn_in=2))
+    sac = SAC(ARCH, SACConfig(burn_in=2, **LAYOUTS[layout]))
     groups = {"critic": sac._critic_params, "actor": sac._actor_params, "alpha": [sac.log_alpha]}
     owners = {"critic": 0, "actor": 1, "alpha": 2}
     losses = sac.losses(_batch(3))[:3]
@@ -144,3 +147,17 @@ def test_a_shared_torso_is_one_set_of_parameters_in_the_published_actor() -> Non
     rebuilt = actor_from_blob(ARCH, blob)
     x = torch.randn(5, 2, ARCH.in_dim)
     torch.testing.assert_close(rebuilt.features(x)[0], sac.actor.features(x)[0])
+
+
+@pytest.mark.parametrize("target_torso", [True, False])
+def test_targets_read_the_target_torso_only_when_asked(target_torso: bool) -> None:
+    torch.manual_seed(0)
+    sac = SAC(ARCH, SACConfig(torso="shared", target_torso=target_torso))
+    batch = _batch(5)
+    torch.manual_seed(1)
+    before = float(sac.losses(batch)[0].detach())
+    with torch.no_grad():
+        sac.targets[0].lstm.weight_hh_l0.add_(0.5)
+    torch.manual_seed(1)
+    after = float(sac.losses(batch)[0].detach())
+    assert (before != after) == target_torso
