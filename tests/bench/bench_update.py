@@ -105,9 +105,9 @@ class Reference:
                     tp.mul_(0.995).add_(0.005 * p)
 
 
-def ours(h: int, torso: str, amp: bool) -> SAC:
+def ours(h: int, torso: str, amp: bool, target_torso: bool = True) -> SAC:
     arch = Arch(OBS, ACT, hidden=h, prev_action=False, prev_reward=False, act_low=(-1.0,) * ACT, act_high=(1.0,) * ACT)
-    return SAC(arch, SACConfig(amp=amp, torso=torso))
+    return SAC(arch, SACConfig(amp=amp, torso=torso, target_torso=target_torso))
 
 
 def rate(update, b: Batch, seconds: float) -> float:
@@ -137,6 +137,9 @@ def main() -> None:
     other = next(t for t in TORSOS if t != default)
     figures[f"{other}_torso_updates_per_s_h256"] = rate(ours(256, other, args.amp).update, b, args.seconds)
     print(f"saclstm   h=256  {figures[f'{other}_torso_updates_per_s_h256']:7.1f} updates/s  torso = {other}", flush=True)
+    figures["online_targets_updates_per_s_h256"] = rate(ours(256, "shared", args.amp, False).update, b, args.seconds)
+    print(f"saclstm   h=256  {figures['online_targets_updates_per_s_h256']:7.1f} updates/s  torso = shared, "
+          "target_torso = false", flush=True)
     ref = Reference(256)
     figures["reference_updates_per_s_h256"] = rate(ref.update, b, args.seconds)
     print(f"reference h=256  {figures['reference_updates_per_s_h256']:7.1f} updates/s "
