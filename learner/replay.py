@@ -78,6 +78,9 @@ class SequenceReplay:
         self.stream_of = np.full(C, -1, np.int64)
         self.state = np.zeros((C, 2, state_dim), np.float32) if state_dim else None
         self.has_state = np.zeros(C, bool)
+        # Loss mask rows by (context, fill): 1 on steps context..fill-1, read instead of built per commit.
+        steps = np.arange(L)
+        self._masks = ((steps >= np.arange(L + 1)[:, None, None]) & (steps < np.arange(L + 1)[None, :, None])).astype(np.float32)
         # The open chunk of every stream lives in one more row per stream, grown on demand.
         self._open: dict[int, dict[str, np.ndarray]] = {}
         self._streams: dict[tuple[str, str], _Stream] = {}
@@ -190,13 +193,15 @@ class SequenceReplay:
             return
         slot = self._claim_slot()
         buf, f = self._open[stream.sid], stream.fill
-        self.obs[slot, :f + 1] = buf["obs"][:f + 1]
-        self.obs[slot, f + 1:] = 0.0
-        self.action[slot, :f], self.action[slot, f:] = buf["action"][:f], 0.0
-        self.reward[slot, :f], self.reward[slot, f:] = buf["reward"][:f], 0.0
-        self.terminated[slot, :f], self.terminated[slot, f:] = buf["terminated"][:f], 0.0
-        self.mask[slot] = 0.0
-        self.mask[slot, stream.context:f] = 1.0
+        if f == self.seq_len:  # the common case: a full chunk, nothing to pad
+            self.obs[slot], self.action[slot] = buf["obs"], buf["action"]
+            self.reward[slot], self.terminated[slot] = buf["reward"], buf["terminated"]
+        else:
+            self.obs[slot, :f + 1], self.obs[slot, f + 1:] = buf["obs"][:f + 1], 0.0
+            self.action[slot, :f], self.action[slot, f:] = buf["action"][:f], 0.0
+            self.reward[slot, :f], self.reward[slot, f:] = buf["reward"][:f], 0.0
+            self.terminated[slot, :f], self.terminated[slot, f:] = buf["terminated"][:f], 0.0
+        self.mask[slot] = self._masks[stream.context, f]
         self.prev_action[slot] = buf["prev_action"]
         self.prev_reward[slot] = buf["prev_reward"][0]
         self.version[slot] = buf["version"][0]

@@ -118,7 +118,12 @@ def measure(consume, key_dir: str | None = None) -> float:
 
 
 def main() -> None:
-    figures = {"ingest_tps": measure(ours), "raw_tps": measure(bare)}
+    # Two rounds each, taking turns, best of each: a slow patch of this noisy machine (page faults in the
+    # fresh rings, the other core's load) then hits both sides alike.
+    figures = {"ingest_tps": 0.0, "raw_tps": 0.0}
+    for _ in range(2):
+        figures["ingest_tps"] = max(figures["ingest_tps"], measure(ours))
+        figures["raw_tps"] = max(figures["raw_tps"], measure(bare))
     figures["ratio"] = figures["ingest_tps"] / figures["raw_tps"]
     print(f"learner ingest path: {figures['ingest_tps']:>12,.0f} transitions/s")
     print(f"bare PULL+msgpack+ring: {figures['raw_tps']:>9,.0f} transitions/s")
