@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from protocol.config import check
 
-TORSOS = ("separate", "shared")  # learner.sac checks the same names; kept here so config needs no torch
+TORSOS = ("separate", "shared")  # the SAC torso layouts; here, not in learner.sac, so config needs no torch
 
 
 def _f(default, help: str):  # noqa: A002 - reads like a docstring per field

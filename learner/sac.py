@@ -24,6 +24,7 @@ from typing import NamedTuple
 import torch
 from torch import nn
 
+from learner.config import TORSOS
 from learner.networks import Actor, Arch, Critic, State
 
 
@@ -64,8 +65,6 @@ class SACConfig:
         if not self.target_torso and self.torso != "shared":
             raise ValueError("target_torso = False applies to torso = 'shared' only")
 
-
-TORSOS = ("separate", "shared")
 
 
 def soft_target(reward: torch.Tensor, terminated: torch.Tensor, next_q: torch.Tensor, next_log_pi: torch.Tensor,
