@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import msgpack
 import numpy as np
 
+from learner.replay import SequenceReplay
 from protocol import Bye, EpisodeEnd, EpisodeStart, Experience, Heartbeat, Hello, Limits, ProtocolError, decode
 
 log = logging.getLogger("saclstm.learner")
@@ -187,6 +188,30 @@ def _blame(frame: bytes) -> tuple[str | None, int]:
         return None, 0
 
 
-def normalise_actions(action: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """Environment units -> [-1, 1], clipped: the policy is a tanh, it cannot reach beyond."""
-    return np.clip(2.0 * (action - low) / (high - low) - 1.0, -1.0, 1.0).astype(np.float32, copy=False)
+_ONE = np.float32(1.0)
+
+
+class ActionScale:
+    """Environment units -> [-1, 1], clipped: the policy is a tanh, it cannot reach beyond.
+
+    Scale and offset are worked out once per run, so each batch costs four
+    in-place array operations (bounds of exactly -1 and 1 map exactly)."""
+
+    def __init__(self, low: np.ndarray, high: np.ndarray) -> None:
+        low, high = np.asarray(low, np.float64), np.asarray(high, np.float64)
+        self.scale = (2.0 / (high - low)).astype(np.float32)
+        self.offset = (-1.0 - low * (2.0 / (high - low))).astype(np.float32)
+
+    def __call__(self, action: np.ndarray) -> np.ndarray:
+        out = action * self.scale
+        out += self.offset
+        np.minimum(out, _ONE, out=out)
+        return np.maximum(out, -_ONE, out=out)
+
+
+def store(replay: SequenceReplay, scale: ActionScale, msg: Experience) -> None:
+    """An accepted experience batch into replay: what the learner does with each (its ingest benchmark too)."""
+    prev = scale(msg.prev_action) if msg.prev_action is not None else None
+    state = (msg.h0, msg.c0) if msg.h0 is not None and msg.c0 is not None else None
+    replay.add((msg.sender, msg.bot), msg.episode, msg.t0, msg.version, msg.obs, scale(msg.action), msg.reward,
+               msg.next_obs, bool(msg.terminated[-1]), bool(msg.truncated[-1]), prev, state, msg.prev_reward)

@@ -26,7 +26,7 @@ import torch
 import zmq
 
 from learner.config import LearnerConfig
-from learner.ingest import Ingest, normalise_actions
+from learner.ingest import ActionScale, Ingest, store
 from learner.metrics import Rate, lag_summary
 from learner.networks import Arch, actor_to_blob, blob_rev
 from learner.observe import Observers
@@ -76,6 +76,7 @@ class Learner:
         self.sac: SAC | None = None
         self.replay: SequenceReplay | None = None
         self.low = self.high = np.zeros(0, np.float32)
+        self.scale = ActionScale(self.low, self.high)
         self.version = 0
         self.grad_steps = 0
         self.debt = 0.0
@@ -117,6 +118,7 @@ class Learner:
         self.replay = SequenceReplay(cfg.capacity, cfg.seq_len, cfg.overlap, obs_dim, act_dim,
                                      state_dim=cfg.hidden, opponent_policy=cfg.opponent_policy, seed=cfg.seed)
         self.low, self.high = low.astype(np.float32), high.astype(np.float32)
+        self.scale = ActionScale(self.low, self.high)
         self.ingest.limits = Limits(max_message_bytes=cfg.max_message_bytes, obs_dim=obs_dim, act_dim=act_dim)
         log.info("model: obs_dim %d, act_dim %d, hidden %d; replay %d transitions in %d chunks of %d, %.1f MiB",
                  obs_dim, act_dim, cfg.hidden, self.replay.capacity, self.replay.slots, cfg.seq_len,
@@ -187,11 +189,7 @@ class Learner:
 
     def _experience(self, msg: Experience) -> None:
         assert self.replay is not None
-        prev = normalise_actions(msg.prev_action, self.low, self.high) if msg.prev_action is not None else None
-        state = (msg.h0, msg.c0) if msg.h0 is not None and msg.c0 is not None else None
-        self.replay.add((msg.sender, msg.bot), msg.episode, msg.t0, msg.version, msg.obs,
-                        normalise_actions(msg.action, self.low, self.high), msg.reward, msg.next_obs,
-                        bool(msg.terminated[-1]), bool(msg.truncated[-1]), prev, state, msg.prev_reward)
+        store(self.replay, self.scale, msg)
 
     def _episode_start(self, msg: EpisodeStart) -> None:
         if self.replay is not None and self.replay.episode_start((msg.sender, msg.bot), msg.opponent):

@@ -28,15 +28,27 @@ def feed(replay: SequenceReplay, stream: int, episode: int, t0: int, n: int, end
 
 def check_chunks(replay: SequenceReplay) -> None:
     """Every live chunk: one stream, one episode, consecutive steps, obs[t+1] is the step after obs[t]."""
-    for slot in replay._live[:replay.n_live]:
-        trained = np.nonzero(replay.mask[slot])[0]
+    chunks = replay.chunks()
+    assert len(chunks.mask) == replay.n_live
+    for obs_all, mask, reward in zip(chunks.obs, chunks.mask, chunks.reward):
+        trained = np.nonzero(mask)[0]
         assert len(trained) >= 1, "a committed chunk must hold a step to train on"
         last = int(trained.max())
-        obs = replay.obs[slot, : last + 2]
+        obs = obs_all[: last + 2]
         assert len(set(obs[:, 0])) == 1, "chunk mixes streams"
         assert len(set(obs[:, 1])) == 1, "chunk mixes episodes"
         assert np.all(np.diff(obs[:, 2]) == 1), "chunk steps are not consecutive"
-        assert np.array_equal(replay.reward[slot, : last + 1], obs[:-1, 2]), "rewards misaligned with obs"
+        assert np.array_equal(reward[: last + 1], obs[:-1, 2]), "rewards misaligned with obs"
+        assert not obs_all[last + 2:].any() and not reward[last + 1:].any(), "padding is not zero"
+
+
+def check_prev(replay: SequenceReplay) -> None:
+    """A chunk's previous action and reward are those of the step before its first one (zero at t=0)."""
+    chunks = replay.chunks()
+    t = chunks.obs[:, 0, 2]
+    want = np.where(t > 0, (t - 1) % 7 / 7, 0.0)
+    assert np.allclose(chunks.prev_action[:, 0], want)
+    assert np.allclose(chunks.prev_reward, np.where(t > 0, t - 1, 0.0))
 
 
 @settings(max_examples=60, deadline=None)
@@ -45,14 +57,16 @@ def check_chunks(replay: SequenceReplay) -> None:
        st.integers(2, 12), st.data())
 def test_chunks_never_cross_streams_or_episodes(plan: list, seq_len: int, data: st.DataObject) -> None:
     overlap = data.draw(st.integers(0, seq_len - 1))
-    replay = SequenceReplay(capacity=seq_len * 50, seq_len=seq_len, overlap=overlap, obs_dim=D, act_dim=A)
+    # A ring much smaller than the plan overwrites steps that open and committed chunks still need.
+    capacity = seq_len * data.draw(st.sampled_from([2, 3, 50]))
+    replay = SequenceReplay(capacity=capacity, seq_len=seq_len, overlap=overlap, obs_dim=D, act_dim=A)
     where = {0: [0, 0], 1: [0, 0], 2: [0, 0]}  # stream -> [episode, t]
     for stream, n, end in plan:
         episode, t = where[stream]
         feed(replay, stream, episode, t, n, end)
         where[stream] = [episode + 1, 0] if end else [episode, t + n]
         check_chunks(replay)
-    assert replay.transitions == int(replay.mask[replay._live[:replay.n_live]].sum())
+        assert replay.transitions == int(replay.chunks().mask.sum()) <= capacity
 
 
 def test_every_step_is_trained_on_once_with_overlap() -> None:
@@ -60,17 +74,18 @@ def test_every_step_is_trained_on_once_with_overlap() -> None:
     for t0 in range(0, 100, 10):
         feed(replay, 0, 0, t0, 10, end="truncated" if t0 == 90 else "")
     assert replay.transitions == 100
-    trained = []
-    for slot in replay._live[:replay.n_live]:
-        trained += list(replay.obs[slot, :8, 2][replay.mask[slot] == 1])
+    chunks = replay.chunks()
+    trained = chunks.obs[:, :8, 2][chunks.mask == 1]
     assert sorted(trained) == list(range(100))
+    check_prev(replay)
 
 
 def test_terminated_and_truncated_are_stored_apart() -> None:
     replay = SequenceReplay(capacity=1000, seq_len=4, overlap=0, obs_dim=D, act_dim=A)
     feed(replay, 0, 0, 0, 3, end="terminated")
     feed(replay, 1, 0, 0, 3, end="truncated")
-    by_stream = {int(replay.obs[s, 0, 0]): replay.terminated[s, :3] for s in replay._live[:replay.n_live]}
+    chunks = replay.chunks()
+    by_stream = {int(obs[0, 0]): term[:3] for obs, term in zip(chunks.obs, chunks.terminated)}
     assert list(by_stream[0]) == [0, 0, 1]
     assert list(by_stream[1]) == [0, 0, 0]
 
@@ -91,7 +106,7 @@ def test_capacity_bounds_memory_and_evicts_oldest() -> None:
         feed(replay, 0, episode, 0, 8, end="truncated")
     assert replay.n_live == 10 and replay.transitions == 80
     assert replay.nbytes == nbytes
-    episodes = {int(replay.obs[s, 0, 1]) for s in replay._live[:replay.n_live]}
+    episodes = {int(e) for e in replay.chunks().obs[:, 0, 1]}
     assert episodes == set(range(40, 50))
     assert replay.evicted == 40 * 8
 
@@ -105,7 +120,7 @@ def test_clear_policy_drops_only_that_bots_data_on_a_new_opponent() -> None:
     assert replay.transitions == 16
     assert replay.episode_start(("actor0", "bot"), "Walls")
     assert replay.transitions == 8 and replay.dropped_by_clear == 8
-    assert {int(replay.obs[s, 0, 0]) for s in replay._live[:replay.n_live]} == {1}
+    assert {int(s) for s in replay.chunks().obs[:, 0, 0]} == {1}
 
 
 def test_keep_policy_keeps_data_on_a_new_opponent() -> None:
@@ -141,9 +156,28 @@ def test_export_and_load_keep_every_trainable_step() -> None:
         feed(a, episode % 3, episode, 0, 12, end="truncated")
     b = SequenceReplay(capacity=400, seq_len=8, overlap=2, obs_dim=D, act_dim=A, state_dim=4)
     assert b.load(a.export()) == a.transitions
-    key = lambda r: sorted(tuple(r.obs[s].ravel()) for s in r._live[:r.n_live])  # noqa: E731
+    key = lambda r: sorted(tuple(np.concatenate([c.ravel() for c in chunk])) for chunk in  # noqa: E731
+                           zip(*(getattr(r.chunks(), name) for name in ("obs", "action", "prev_action", "prev_reward", "mask"))))
     assert key(a) == key(b)
     feed(b, 0, 99, 0, 8, end="truncated")  # and it goes on working
     check_chunks(b)
     with pytest.raises(ValueError, match="do not fit"):
         SequenceReplay(capacity=400, seq_len=4, overlap=0, obs_dim=D, act_dim=A).load(a.export())
+
+
+def test_a_file_from_the_old_layout_is_refused_by_name() -> None:
+    replay = SequenceReplay(capacity=400, seq_len=8, overlap=2, obs_dim=D, act_dim=A)
+    old = {"obs": np.zeros((3, 9, D), np.float32), "mask": np.zeros((3, 8), np.float32)}  # format 1: one copy per chunk
+    with pytest.raises(ValueError, match="format 2"):
+        replay.load(old)
+
+
+def test_a_batch_bigger_than_the_ring_keeps_its_newest_steps() -> None:
+    replay = SequenceReplay(capacity=40, seq_len=8, overlap=4, obs_dim=D, act_dim=A)
+    feed(replay, 0, 0, 0, 100, end="terminated")
+    check_chunks(replay)
+    chunks = replay.chunks()
+    trained = sorted(int(t) for t in chunks.obs[:, :8, 2][chunks.mask == 1])
+    assert trained == list(range(trained[0], 100)) and trained[0] >= 60  # only the newest steps, all of them
+    assert replay.evicted + replay.transitions == 100
+    assert chunks.terminated.sum() == 1
