@@ -32,21 +32,21 @@ EXPORT_FORMAT = 2  # the replay file layout `export` writes and `load` reads
 
 @dataclass
 class _Stream:
-    """The open chunk of one stream and where that stream stands in its episode."""
+    """Where one stream stands in its episode, and the steps its open chunk may still need."""
 
     sid: int
-    idx: np.ndarray  # ring rows of the open chunk's steps
-    prev_action: np.ndarray  # the action before the chunk, when it is not in the ring
+    hist: np.ndarray  # absolute step numbers of this segment's recent steps, hist[:h]
+    windows: np.ndarray  # every seq_len-long window of hist (a view, made once)
+    prev_action: np.ndarray  # the action before the segment, when the message brought it
     state: np.ndarray
-    episode: int = -1
-    next_t: int = 0
-    fill: int = 0  # steps in the open chunk
-    context: int = 0  # leading steps that are context only (shared with the previous chunk)
-    key: int = 0  # absolute step number of the oldest row the chunk needs
-    prev_row: int = -1  # ring row of the step before the chunk, -1 when it came with the message
+    h: int = 0
+    start: int = 0  # hist position of the open chunk's first step: 0 opens a segment, 1 when hist[0] is the step before
+    context: int = 0  # leading steps of the open chunk that are context only (shared with the previous chunk)
     prev_reward: float = 0.0
     version: int = 0
-    next_obs: tuple[np.ndarray, int] | None = None  # where the observation after the last step is
+    next_obs: np.ndarray | None = None  # the latest batch's next observations
+    episode: int = -1
+    next_t: int = 0
     opponent: str | None = None
     has_state: bool = False
     ended: bool = True
@@ -88,12 +88,14 @@ class SequenceReplay:
         # Chunks per step is 1/(seq_len - overlap) plus one per episode end: twice the first term
         # holds everything while episodes are at least that long; shorter ones evict chunks sooner.
         C = self.slots = min(N, 2 * math.ceil(N / (L - overlap)) + 1)
-        self._n, self._rows = N, np.arange(N, dtype=np.int32)
+        self._n = N
+        self._piece = max(1, N // 4)  # most steps one add writes at once (bigger batches are split)
+        self._ramp = np.arange(self._piece + 2, dtype=np.int64)
         self.s_obs = np.zeros((N, obs_dim), np.float32)
         self.s_action = np.zeros((N, act_dim), np.float32)
         self.s_reward = np.zeros(N, np.float32)
         self._head = 0  # absolute number of the next ring row; row = number % capacity
-        self.c_idx = np.zeros((C, L), np.int32)
+        self.c_idx = np.zeros((C, L), np.int64)  # absolute step numbers; ring row = number % capacity
         self.c_next_obs = np.zeros((C, obs_dim), np.float32)  # the observation after the last step
         self.c_fill = np.zeros(C, np.int32)
         self.c_context = np.zeros(C, np.int32)
@@ -101,7 +103,7 @@ class SequenceReplay:
         self.c_version = np.zeros(C, np.int64)
         self.c_stream = np.full(C, -1, np.int64)
         self.c_key = np.zeros(C, np.int64)
-        self.c_prev_row = np.full(C, -1, np.int32)
+        self.c_prev = np.full(C, -1, np.int64)  # absolute number of the step before, -1 if it came with the message
         self.c_prev_action = np.zeros((C, act_dim), np.float32)
         self.c_prev_reward = np.zeros(C, np.float32)
         self.c_has_state = np.zeros(C, bool)
@@ -113,6 +115,7 @@ class SequenceReplay:
         self._last = (steps == upto - 1).astype(np.float32)
         self._streams: dict[tuple[str, str], _Stream] = {}
         self._heap: list[tuple[int, int]] = []  # (key, slot) of committed chunks
+        self._slot_ids = np.arange(C, dtype=np.int64)
         self._live = np.zeros(C, np.int64)  # live slot ids, first n_live valid
         self._pos = np.full(C, -1, np.int64)  # slot -> index in _live, -1 when free
         self.n_live = 0
@@ -129,15 +132,16 @@ class SequenceReplay:
 
     @property
     def capacity(self) -> int:
-        return len(self._rows)
+        return self._n
 
     # -- writing ---------------------------------------------------------------------------
 
     def _stream(self, key: tuple[str, str]) -> _Stream:
         stream = self._streams.get(key)
         if stream is None:
+            hist = np.zeros(self.seq_len + self._piece + 2, np.int64)
             stream = self._streams[key] = _Stream(
-                sid=len(self._streams), idx=np.zeros(self.seq_len, np.int32),
+                sid=len(self._streams), hist=hist, windows=np.lib.stride_tricks.sliding_window_view(hist, self.seq_len),
                 prev_action=np.zeros(self.act_dim, np.float32), state=np.zeros((2, self.state_dim), np.float32))
         return stream
 
@@ -157,7 +161,7 @@ class SequenceReplay:
             prev_reward: float | None = None) -> None:
         """Append consecutive steps of one episode (actions already in [-1, 1]); the batch's
         last step may end the episode. A batch that does not continue the stream starts a new segment."""
-        n, piece = len(reward), max(1, self._n // 4)
+        n, piece = len(reward), self._piece
         if n > piece:  # a batch bigger than a quarter of the ring goes in as consecutive pieces
             for s in range(0, n, piece):
                 e = min(n, s + piece)
@@ -167,33 +171,23 @@ class SequenceReplay:
             return
         stream = self._stream(key)
         if stream.ended or episode != stream.episode or t0 != stream.next_t:
-            self._commit(stream, False)
+            self._commit_open(stream, False)
             self._begin(stream, t0, prev_action, state, prev_reward)
-        r = self._write(obs, action, reward)
-        first, L, i = self._head - n, self.seq_len, 0
-        while i < n:
-            f = stream.fill
-            if f == 0 and stream.prev_row < 0:
-                stream.key = first + i
-            k = min(L - f, n - i)
-            stream.idx[f:f + k] = self._rows[r + i:r + i + k]
-            stream.version = max(stream.version, version) if f else version
-            stream.fill = f + k
-            i += k
-            stream.next_obs = (next_obs, i - 1)
-            if stream.fill == L and (i < n or not (terminated or truncated)):
-                if self._commit(stream, False):
-                    self._continue(stream)
-                else:  # its oldest steps were overwritten while it was open: start afresh
-                    self._begin(stream, 0, None, None, None)
+        self._write(obs, action, reward)
+        h = stream.h
+        stream.hist[h:h + n] = self._ramp[:n]
+        stream.hist[h:h + n] += self._head - n
+        stream.h, stream.version, stream.next_obs = h + n, version, next_obs
+        ended = terminated or truncated
+        self._commit_full(stream, ended)
         stream.episode, stream.next_t = episode, t0 + n
-        if terminated or truncated:
-            self._commit(stream, terminated)
+        if ended:
+            self._commit_open(stream, terminated)
             stream.ended = True
 
-    def _write(self, obs: np.ndarray, action: np.ndarray, reward: np.ndarray) -> int:
+    def _write(self, obs: np.ndarray, action: np.ndarray, reward: np.ndarray) -> None:
         """Put n steps on the next ring rows, contiguous (a lap's last few rows may go unused);
-        chunks that needed the overwritten rows go. Returns the first row."""
+        chunks that needed the overwritten rows go."""
         N, n = self._n, len(reward)
         r = self._head % N
         if r + n > N:
@@ -202,7 +196,6 @@ class SequenceReplay:
         self._head += n
         self._evict_older_than(self._head - N)
         self.s_obs[r:r + n], self.s_action[r:r + n], self.s_reward[r:r + n] = obs, action, reward
-        return r
 
     def _evict_older_than(self, oldest: int) -> None:
         heap = self._heap
@@ -214,62 +207,103 @@ class SequenceReplay:
 
     def _begin(self, stream: _Stream, t0: int, prev_action: np.ndarray | None,
                state: tuple[np.ndarray, np.ndarray] | None, prev_reward: float | None) -> None:
-        stream.fill = stream.context = 0
+        stream.h = stream.start = stream.context = 0
         stream.ended = False
-        stream.prev_row = -1
         stream.prev_action[:] = prev_action if (prev_action is not None and t0 > 0) else 0.0
         stream.prev_reward = float(prev_reward) if (prev_reward is not None and t0 > 0) else 0.0
         stream.has_state = state is not None and self.state_dim > 0 and state[0].shape == (self.state_dim,)
         if stream.has_state and state is not None:
             stream.state[0], stream.state[1] = state
 
-    def _continue(self, stream: _Stream) -> None:
-        """Start the next chunk with the last `overlap` steps of the full one as context."""
-        L, o, N = self.seq_len, self.overlap, self._n
-        prev = int(stream.idx[L - o - 1])
-        oldest = self._head - N  # the commit just checked that this row is still in the ring
-        stream.key, stream.prev_row = oldest + (prev - oldest) % N, prev
-        if o:
-            stream.idx[:o] = stream.idx[L - o:]
-        stream.fill = stream.context = o
-        stream.has_state = False
+    def _commit_full(self, stream: _Stream, ended: bool) -> None:
+        """Commit, in one go, every full chunk the latest batch completed, and open the next one
+        on the last `overlap` steps. A full chunk that ends the episode is left to `_commit_open`.
 
-    def _commit(self, stream: _Stream, terminal: bool) -> bool:
-        """Make the open chunk live, if it holds any step not trained on before. False if its data is gone."""
-        fill, context = stream.fill, stream.context
-        stream.fill = stream.context = 0
+        Chunk j starts `stride * j` steps after the open one, so every per-chunk array is a
+        strided view of the stream's history: no per-chunk Python work but the heap."""
+        L, o, stride, N = self.seq_len, self.overlap, self.seq_len - self.overlap, self._n
+        start, total, hist = stream.start, stream.h, stream.hist
+        room = total - start - L - ended
+        if room < 0:
+            return
+        m = room // stride + 1
+        end = start + stride * m  # the next open chunk's start
+        first = start == 0  # the segment's first chunk has no step before it in the ring
+        skip = int(first)  # chunks whose step before them is in hist
+        prev = hist[start - 1 + stride * skip:end - 1:stride]
+        keys = np.empty(m, np.int64)
+        keys[skip:] = prev
+        if first:
+            keys[0] = hist[0]
+        stale = int(np.searchsorted(keys, self._head - N))  # keys grow along the stream
+        if stale:  # steps overwritten while the chunks were open: only the newer ones can go in
+            self.evicted += (L - stream.context) + (stale - 1) * stride
+        if stale < m:
+            n = len(stream.next_obs)  # type: ignore[arg-type]
+            e = start + L - 1 - (total - n)  # the first chunk's last step, within the latest batch
+            lo = start + stride * stale
+            self._put(stream, prev[max(0, stale - skip):], keys[stale:], stream.context if stale == 0 else o,
+                      first and stale == 0, stream.windows[lo:end:stride],
+                      stream.next_obs[e + stride * stale:e + stride * m:stride])  # type: ignore[index]
+        kept = total - end + 1
+        hist[:kept] = hist[end - 1:total]
+        stream.h, stream.start, stream.context, stream.has_state = kept, 1, o, False
+
+    def _commit_open(self, stream: _Stream, terminal: bool) -> None:
+        """Commit the open (partial, or episode-ending) chunk, if it holds a step not trained on before."""
+        start, total, hist = stream.start, stream.h, stream.hist
+        fill, context = total - start, stream.context
+        stream.h = stream.start = stream.context = 0
         if stream.ended or fill <= context:
-            return True
-        if stream.key < self._head - self._n:
+            return
+        if hist[0] < self._head - self._n:  # hist[0] is the oldest step the chunk needs
             self.evicted += fill - context
-            return False
-        slot = self._claim_slot()
-        self.c_idx[slot] = stream.idx
+            return
         assert stream.next_obs is not None
-        arr, j = stream.next_obs
-        self.c_next_obs[slot] = arr[j]
-        self.c_fill[slot], self.c_context[slot], self.c_terminal[slot] = fill, context, terminal
-        self.c_version[slot], self.c_stream[slot], self.c_key[slot] = stream.version, stream.sid, stream.key
-        self.c_prev_row[slot] = stream.prev_row
-        if stream.prev_row < 0:
-            self.c_prev_action[slot], self.c_prev_reward[slot] = stream.prev_action, stream.prev_reward
-        self.c_has_state[slot] = stream.has_state
-        if self.c_state is not None and stream.has_state:
-            self.c_state[slot] = stream.state
-        heapq.heappush(self._heap, (stream.key, slot))
-        self._pos[slot] = self.n_live
-        self._live[self.n_live] = slot
-        self.n_live += 1
-        self.transitions += fill - context
-        return True
+        rows = np.zeros((1, self.seq_len), np.int64)
+        rows[0, :fill] = hist[start:total]
+        self._put(stream, hist[:start], hist[:1], context, start == 0, rows, stream.next_obs[-1:], fill, terminal)
 
-    def _claim_slot(self) -> int:
-        slot = self._next_slot
-        self._next_slot = (slot + 1) % self.slots
-        if self._pos[slot] >= 0:
-            self.evicted += int(self.c_fill[slot] - self.c_context[slot])
-            self._release(slot)
-        return slot
+    def _put(self, stream: _Stream, prev: np.ndarray, keys: np.ndarray, first_context: int, first_of_segment: bool,
+             steps: np.ndarray, next_obs: np.ndarray, fill: int | None = None, terminal: bool = False) -> None:
+        """Write chunks (oldest first) into consecutive slots and make them live. `steps` are absolute
+        step numbers, `keys` the oldest step each chunk needs, `prev` the step before each chunk, less
+        the first chunk's when the segment starts with it."""
+        m = len(keys)
+        a = self._claim(m)
+        sl, N = slice(a, a + m), self._n
+        fill = self.seq_len if fill is None else fill
+        self.c_idx[sl] = steps
+        self.c_next_obs[sl] = next_obs
+        self.c_fill[sl], self.c_context[sl], self.c_terminal[sl] = fill, self.overlap, terminal
+        self.c_context[a] = first_context
+        self.c_version[sl], self.c_stream[sl], self.c_key[sl] = stream.version, stream.sid, keys
+        self.c_has_state[sl] = False
+        if first_of_segment:
+            self.c_prev[a], self.c_prev_action[a], self.c_prev_reward[a] = -1, stream.prev_action, stream.prev_reward
+            self.c_has_state[a] = stream.has_state
+            if self.c_state is not None and stream.has_state:
+                self.c_state[a] = stream.state
+        self.c_prev[a + first_of_segment:a + m] = prev
+        for key, slot in zip(keys.tolist(), range(a, a + m)):
+            heapq.heappush(self._heap, (key, slot))
+        n_live = self.n_live
+        self._pos[sl] = self._slot_ids[n_live:n_live + m]
+        self._live[n_live:n_live + m] = self._slot_ids[sl]
+        self.n_live = n_live + m
+        self.transitions += m * fill - (m - 1) * self.overlap - first_context
+
+    def _claim(self, m: int) -> int:
+        """The first of m consecutive chunk slots, the oldest in turn; chunks still in them are
+        evicted. A run that would pass the end of the table starts again at slot 0."""
+        a = self._next_slot if self._next_slot + m <= self.slots else 0
+        self._next_slot = (a + m) % self.slots
+        busy = self._pos[a:a + m] >= 0
+        if busy.any():
+            for slot in np.flatnonzero(busy).tolist():
+                self.evicted += int(self.c_fill[a + slot] - self.c_context[a + slot])
+                self._release(a + slot)
+        return a
 
     def _release(self, slot: int) -> None:
         """Swap-remove a slot from the live list: O(1)."""
@@ -284,7 +318,7 @@ class SequenceReplay:
         for slot in live[self.c_stream[live] == stream.sid]:
             self.dropped_by_clear += int(self.c_fill[slot] - self.c_context[slot])
             self._release(int(slot))
-        stream.fill = stream.context = 0
+        stream.h = stream.start = stream.context = 0
         stream.ended = True
 
     # -- reading ---------------------------------------------------------------------------
@@ -302,13 +336,13 @@ class SequenceReplay:
     def _gather(self, slots: np.ndarray) -> SampledBatch:
         """Chunks as padded arrays: steps past a chunk's fill are zeros (and masked)."""
         B, L = len(slots), self.seq_len
-        idx, fill = self.c_idx[slots], self.c_fill[slots]
+        idx, fill = self.c_idx[slots] % self._n, self.c_fill[slots]
         valid = self._valid[fill]
         obs = np.zeros((B, L + 1, self.obs_dim), np.float32)
         obs[:, :L] = self.s_obs[idx] * valid[..., None]
         obs[np.arange(B), fill] = self.c_next_obs[slots]
-        prev_row = self.c_prev_row[slots]
-        in_ring = prev_row >= 0
+        prev = self.c_prev[slots]
+        in_ring, prev_row = prev >= 0, prev % self._n
         has = self.c_has_state[slots]
         state = self.c_state[slots] if self.c_state is not None and B and has.all() else None
         return SampledBatch(
@@ -328,17 +362,16 @@ class SequenceReplay:
 
     def export(self) -> dict[str, np.ndarray]:
         """The ring's live window and the live chunks, oldest first, as plain arrays (for --save-replay).
-        Ring rows are renumbered from the window's start. Open chunks are not kept."""
+        Steps are renumbered from the window's start. Open chunks are not kept."""
         N = self.capacity
         lo = max(0, self._head - N)
         rows = np.arange(lo, self._head) % N
         live = self._live[:self.n_live]
         live = live[np.argsort(self.c_key[live], kind="stable")]
-        prev = self.c_prev_row[live]
+        prev = self.c_prev[live]
         out = {"format": np.array([EXPORT_FORMAT], np.int64),
                "obs": self.s_obs[rows], "action": self.s_action[rows], "reward": self.s_reward[rows],
-               "c_idx": ((self.c_idx[live].astype(np.int64) - lo) % N), "c_key": self.c_key[live] - lo,
-               "c_prev_row": np.where(prev >= 0, (prev.astype(np.int64) - lo) % N, -1)}
+               "c_idx": self.c_idx[live] - lo, "c_key": self.c_key[live] - lo, "c_prev": np.where(prev >= 0, prev - lo, -1)}
         out.update({name: getattr(self, name)[live] for name in self._CHUNK_ARRAYS})
         if self.c_state is not None:
             out["c_state"] = self.c_state[live]
@@ -361,8 +394,8 @@ class SequenceReplay:
         count = len(keep)
         self.c_idx[:count] = arrays["c_idx"][keep] - drop
         self.c_key[:count] = arrays["c_key"][keep] - drop
-        prev = arrays["c_prev_row"][keep]
-        self.c_prev_row[:count] = np.where(prev >= 0, prev - drop, -1)
+        prev = arrays["c_prev"][keep]
+        self.c_prev[:count] = np.where(prev >= 0, prev - drop, -1)
         for name in self._CHUNK_ARRAYS:
             getattr(self, name)[:count] = arrays[name][keep]
         if self.c_state is not None and "c_state" in arrays and arrays["c_state"].shape[1:] == self.c_state.shape[1:]:
