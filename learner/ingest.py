@@ -209,9 +209,9 @@ class ActionScale:
         return np.maximum(out, -_ONE, out=out)
 
 
-def store(replay: SequenceReplay, scale: ActionScale, msg: Experience) -> None:
-    """An accepted experience batch into replay: what the learner does with each (its ingest benchmark too)."""
-    prev = scale(msg.prev_action) if msg.prev_action is not None else None
+def store(replay: SequenceReplay, msg: Experience) -> None:
+    """An accepted experience batch into replay: what the learner does with each (its ingest benchmark too).
+    Actions stay in the bot's units; replay.sample scales them."""
     state = (msg.h0, msg.c0) if msg.h0 is not None and msg.c0 is not None else None
-    replay.add((msg.sender, msg.bot), msg.episode, msg.t0, msg.version, msg.obs, scale(msg.action), msg.reward,
-               msg.next_obs, bool(msg.terminated[-1]), bool(msg.truncated[-1]), prev, state, msg.prev_reward)
+    replay.add((msg.sender, msg.bot), msg.episode, msg.t0, msg.version, msg.obs, msg.action, msg.reward,
+               msg.next_obs, bool(msg.terminated[-1]), bool(msg.truncated[-1]), msg.prev_action, state, msg.prev_reward)

@@ -189,7 +189,7 @@ class Learner:
 
     def _experience(self, msg: Experience) -> None:
         assert self.replay is not None
-        store(self.replay, self.scale, msg)
+        store(self.replay, msg)
 
     def _episode_start(self, msg: EpisodeStart) -> None:
         if self.replay is not None and self.replay.episode_start((msg.sender, msg.bot), msg.opponent):
@@ -273,7 +273,7 @@ class Learner:
 
     def _batch(self) -> Batch:
         assert self.replay is not None and self.sac is not None
-        s = self.replay.sample(self.cfg.batch_size)
+        s = self.replay.sample(self.cfg.batch_size, self.scale)
         dev = self.sac.device
 
         def t(a: np.ndarray | None) -> torch.Tensor | None:

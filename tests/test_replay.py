@@ -168,7 +168,7 @@ def test_export_and_load_keep_every_trainable_step() -> None:
 def test_a_file_from_the_old_layout_is_refused_by_name() -> None:
     replay = SequenceReplay(capacity=400, seq_len=8, overlap=2, obs_dim=D, act_dim=A)
     old = {"obs": np.zeros((3, 9, D), np.float32), "mask": np.zeros((3, 8), np.float32)}  # format 1: one copy per chunk
-    with pytest.raises(ValueError, match="format 2"):
+    with pytest.raises(ValueError, match="format 3"):
         replay.load(old)
 
 

@@ -17,7 +17,7 @@ import msgpack
 import numpy as np
 import zmq
 
-from learner.ingest import ActionScale, Ingest, store
+from learner.ingest import Ingest, store
 from learner.replay import SequenceReplay
 from protocol import Experience, Hello, Limits, encode
 
@@ -60,8 +60,7 @@ def push(endpoint: str, ready: mp.Event, key_dir: str | None = None) -> None:
 
 def ours(sock: zmq.Socket) -> int:
     replay = SequenceReplay(CAPACITY, 32, 16, D, A)
-    scale = ActionScale(-np.ones(A, np.float32), np.ones(A, np.float32))
-    ingest = Ingest(Limits(obs_dim=D, act_dim=A), lambda h: None, lambda msg: store(replay, scale, msg), lambda e: None)
+    ingest = Ingest(Limits(obs_dim=D, act_dim=A), lambda h: None, lambda msg: store(replay, msg), lambda e: None)
     for _ in range(MESSAGES + 1):
         ingest.handle(sock.recv(), 1)
     return ingest.received_steps
