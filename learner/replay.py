@@ -351,7 +351,7 @@ class SequenceReplay:
         rows = np.arange(lo, self._head) % N
         live = self._live
         steps = self.c_steps[live]
-        out = {"format": np.array([EXPORT_FORMAT], np.int64),
+        out: dict[str, np.ndarray] = {"format": np.array([EXPORT_FORMAT], np.int64),
                "obs": self.s_obs[rows], "action": self.s_action[rows], "reward": self.s_reward[rows],
                "c_steps": np.where(steps >= 0, steps - lo, -1), "c_meta": self.c_meta[live],
                "c_next_obs": self.c_next_obs[live], "c_prev_action": self.c_prev_action[live],
