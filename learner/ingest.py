@@ -92,7 +92,7 @@ class Ingest:
         self.hellos = 0
         self._log = RateLimitedLog()
 
-    def handle(self, frame: bytes, version: int) -> int:
+    def handle(self, frame: bytes | memoryview, version: int) -> int:
         """Process one frame; returns the experience steps it added to replay."""
         try:
             msg = decode(frame, self.limits)
@@ -174,7 +174,7 @@ class Ingest:
             self.senders[sender].rejected_msgs += 1
 
 
-def _blame(frame: bytes) -> tuple[str | None, int]:
+def _blame(frame: bytes | memoryview) -> tuple[str | None, int]:
     """Best effort: which known sender sent a rejected frame, and how many steps it claimed."""
     try:
         obj = msgpack.unpackb(frame, raw=False, strict_map_key=False)

@@ -239,7 +239,7 @@ class Learner:
         steps = 0
         for _ in range(self.cfg.max_drain):
             try:
-                frame = self.pull.recv(zmq.NOBLOCK, copy=True)
+                frame = self.pull.recv(zmq.NOBLOCK, copy=False).buffer  # decode copies what it keeps
             except zmq.Again:
                 break
             before = self.ingest.received_steps
