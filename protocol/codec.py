@@ -212,15 +212,14 @@ def _encode_experience(msg: Experience) -> bytes | None:
     if not (o.dtype is a.dtype is r.dtype is no.dtype is _F32 and te.dtype is tr.dtype is _BOOL
             and o.ndim == no.ndim == a.ndim == 2 and r.ndim == te.ndim == tr.ndim == 1):
         return None
-    n = len(r)
     out = {"v": PROTOCOL_VERSION, "kind": "experience", "sender": msg.sender, "seq": msg.seq, "bot": msg.bot,
            "episode": msg.episode, "t0": msg.t0, "version": msg.version,
-           "obs": {"dtype": "f32", "shape": list(o.shape), "data": o.tobytes()},
-           "action": {"dtype": "f32", "shape": list(a.shape), "data": a.tobytes()},
-           "reward": {"dtype": "f32", "shape": [n], "data": r.tobytes()},
-           "next_obs": {"dtype": "f32", "shape": list(no.shape), "data": no.tobytes()},
-           "terminated": {"dtype": "bool", "shape": [len(te)], "data": te.tobytes()},
-           "truncated": {"dtype": "bool", "shape": [len(tr)], "data": tr.tobytes()}}
+           "obs": {"dtype": "f32", "shape": o.shape, "data": o.tobytes()},  # msgpack packs tuples as arrays
+           "action": {"dtype": "f32", "shape": a.shape, "data": a.tobytes()},
+           "reward": {"dtype": "f32", "shape": r.shape, "data": r.tobytes()},
+           "next_obs": {"dtype": "f32", "shape": no.shape, "data": no.tobytes()},
+           "terminated": {"dtype": "bool", "shape": te.shape, "data": te.tobytes()},
+           "truncated": {"dtype": "bool", "shape": tr.shape, "data": tr.tobytes()}}
     if msg.prev_action is not None:
         out["prev_action"] = pack_array(msg.prev_action)
     if msg.prev_reward is not None:

@@ -210,3 +210,23 @@ def test_fast_encode_writes_the_bytes_msgpack_would(msg: Experience, big: int, n
         if value is not None:
             want[key] = pack_array(value) if isinstance(value, np.ndarray) else value
     assert encode(msg) == msgpack.packb(want, use_bin_type=True)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(1, 9), st.integers(1, 6), st.integers(1, 3), st.booleans(), st.booleans(), st.data())
+def test_the_experience_encoder_fast_path_writes_the_schema_paths_bytes(n: int, d: int, k: int, with_prev: bool,
+                                                                        strided: bool, data: st.DataObject) -> None:
+    obs = data.draw(f32(n, 2 * d if strided else d))
+    obs = obs[:, ::2] if strided else obs  # a non-contiguous view must travel as its values
+    msg = Experience("a", 3, "b", 1, 2, 5, obs, data.draw(f32(n, k)), data.draw(f32(n)), data.draw(f32(n, d)),
+                     np.arange(n) == n - 1, np.zeros(n, bool), prev_action=data.draw(f32(k)) if with_prev else None,
+                     prev_reward=0.5 if with_prev else None)
+    import protocol.codec as codec
+
+    fast = encode(msg)
+    original, codec._encode_experience = codec._encode_experience, lambda m: None
+    try:
+        assert fast == encode(msg)
+    finally:
+        codec._encode_experience = original
+    assert np.array_equal(decode(fast).obs, obs)
