@@ -42,8 +42,10 @@ def frames(sender: str) -> list[bytes]:
     return out
 
 
-def push(endpoint: str, ready: mp.Event, key_dir: str | None = None) -> None:
+def push(endpoint: str, ready: mp.Event, key_dir: str | None = None, built: mp.Event | None = None) -> None:
     data = frames("bench")
+    if built is not None:
+        built.set()
     ctx = zmq.Context()
     sock = ctx.socket(zmq.PUSH)
     if key_dir:
@@ -85,8 +87,12 @@ def bare(sock: zmq.Socket) -> int:
     return i
 
 
-def measure(consume, key_dir: str | None = None) -> float:
-    """Steps per second that `consume` takes off a PULL socket fed by a sender process (CURVE with key_dir)."""
+def measure(consume, key_dir: str | None = None, queued: bool = True) -> float:
+    """Steps per second that `consume` takes off a PULL socket fed by a sender process (CURVE with key_dir).
+
+    queued: the sender's frames are all waiting before the clock starts (receiving alone is timed);
+    otherwise the clock runs from the first send to the last receive, so the transport's own work
+    (CURVE's encryption and decryption) is inside it."""
     ctx = zmq.Context()
     sock = ctx.socket(zmq.PULL)
     sock.setsockopt(zmq.RCVHWM, 0)
@@ -98,12 +104,15 @@ def measure(consume, key_dir: str | None = None) -> float:
         auth = keys.start_authenticator(ctx)
         keys.apply(sock)
     port = sock.bind_to_random_port("tcp://127.0.0.1")
-    ready = mp.Event()
-    proc = mp.Process(target=push, args=(f"tcp://127.0.0.1:{port}", ready, key_dir))
+    ready, built = mp.Event(), mp.Event()
+    proc = mp.Process(target=push, args=(f"tcp://127.0.0.1:{port}", ready, key_dir, built))
     proc.start()
+    if not built.wait(120):
+        raise RuntimeError("the sender did not build its frames in 120 s")
     ready.set()
-    sock.poll(60_000)
-    time.sleep(3.0)  # let the sender queue everything: we time receiving, not sending
+    if queued:
+        sock.poll(60_000)
+        time.sleep(3.0)  # let the sender queue everything: we time receiving, not sending
     start = time.perf_counter()
     steps = consume(sock)
     elapsed = time.perf_counter() - start
