@@ -129,10 +129,11 @@ class Ingest:
             self._reject("unknown_sender", f"{msg.sender}/{msg.bot} never said hello", msg.sender, msg.steps)
             return 0
         self._on_experience(msg)
-        stats.received += msg.steps
-        self.received_steps += msg.steps
+        steps = len(msg.reward)
+        stats.received += steps
+        self.received_steps += steps
         self.lag.append(max(0, version - msg.version))
-        return msg.steps
+        return steps
 
     def _hello(self, stats: SenderStats, msg: Hello) -> None:
         self.hellos += 1
