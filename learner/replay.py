@@ -91,7 +91,9 @@ class SequenceReplay:
         self.obs_dim, self.act_dim, self.state_dim = obs_dim, act_dim, state_dim
         N, L = capacity, seq_len
         self._n = N
-        self._piece = max(1, N // 4)  # most steps one add writes at once (bigger batches are split)
+        # Most steps one add writes at once (bigger batches are split): a quarter of the ring at most,
+        # and the protocol's default max_steps, which also bounds each stream's history buffer.
+        self._piece = max(1, min(N // 4, 4096))
         # Chunks per step is 1/(seq_len - overlap) plus one per episode end: twice the first term
         # holds everything while episodes are at least that long; shorter ones reuse slots sooner.
         C = self.slots = min(N, 2 * math.ceil(N / (L - overlap)) + 1)
@@ -177,7 +179,7 @@ class SequenceReplay:
         A batch that does not continue the stream starts a new segment. (`version`, the weights
         that acted, is accepted for the callers' sake; replay does not keep it.)"""
         n, piece = len(reward), self._piece
-        if n > piece:  # a batch bigger than a quarter of the ring goes in as consecutive pieces
+        if n > piece:  # a batch bigger than a piece goes in as consecutive pieces
             for s in range(0, n, piece):
                 e = min(n, s + piece)
                 self.add(key, episode, t0 + s, version, obs[s:e], action[s:e], reward[s:e], next_obs[s:e],

@@ -39,13 +39,17 @@ def test_only_allowed_actors_get_in(procs: Procs, eps: dict[str, str], tmp_path:
     procs.learner(eps, *LEARNER, "--curve-secret", str(good / "server.key_secret"), "--curve-allowed",
                   str(good / "allowed"))
     watch = Watch(eps["metrics"], ClientKeys.load(str(good / "server.key"), str(good / "client1.key_secret")))
-    actor = ("--env", "Pendulum-v1", "--flow", "realtime", "--max-steps", "1500", "--close-linger-s", "1")
+    actor = ("--env", "Pendulum-v1", "--max-steps", "1500", "--close-linger-s", "1")
     try:
         watch.wait(lambda h: True, 60, "the learner, over CURVE")
         runs = {
-            "allowed": ("--curve-server-key", str(good / "server.key"), "--curve-secret", str(good / "client0.key_secret")),
-            "intruder": ("--curve-server-key", str(good / "server.key"), "--curve-secret", str(bad / "client0.key_secret")),
-            "nokeys": (),
+            # Paced by the learner's progress, the allowed actor lives until training publishes weights
+            # (a realtime one can finish its 1500 steps before its CURVE subscription is up).
+            "allowed": ("--flow", "rate-limited", "--curve-server-key", str(good / "server.key"),
+                        "--curve-secret", str(good / "client0.key_secret")),
+            "intruder": ("--flow", "realtime", "--curve-server-key", str(good / "server.key"),
+                         "--curve-secret", str(bad / "client0.key_secret")),
+            "nokeys": ("--flow", "realtime"),
         }
         procs_ = {n: procs.actor(eps, n, *actor, *extra, "--report", str(tmp_path / f"{n}.json")) for n, extra in runs.items()}
         for name, proc in procs_.items():

@@ -181,3 +181,12 @@ def test_a_batch_bigger_than_the_ring_keeps_its_newest_steps() -> None:
     assert trained == list(range(trained[0], 100)) and trained[0] >= 60  # only the newest steps, all of them
     assert replay.evicted + replay.transitions == 100
     assert chunks.terminated.sum() == 1
+
+
+def test_a_batch_longer_than_a_piece_goes_in_whole() -> None:
+    replay = SequenceReplay(capacity=100_000, seq_len=16, overlap=8, obs_dim=D, act_dim=A)
+    feed(replay, 0, 0, 0, 5000, end="truncated")  # over the 4096 steps one add writes at once
+    check_chunks(replay)
+    chunks = replay.chunks()
+    assert sorted(int(t) for t in chunks.obs[:, :16, 2][chunks.mask == 1]) == list(range(5000))
+    assert replay.transitions == 5000 and replay.evicted == 0
