@@ -296,29 +296,28 @@ def _fast_experience(obj: dict[str, Any], limits: Limits) -> Experience | None:
     in bulk; anything unusual returns None, and the schema path then finds and
     names the fault. Tests compare the two on fuzzed input.
     """
-    if "h0" in obj or "c0" in obj:
+    if len(obj) != 14 and ("h0" in obj or "c0" in obj):  # 14: exactly the required keys
         return None
     try:
         v, sender, seq, bot = obj["v"], obj["sender"], obj["seq"], obj["bot"]
         episode, t0, version = obj["episode"], obj["t0"], obj["version"]
-        if not (type(v) is int and v == PROTOCOL_VERSION and type(sender) is str and type(bot) is str
-                and 0 < len(sender) <= limits.max_str and 0 < len(bot) <= limits.max_str
-                and type(seq) is int and type(episode) is int and type(t0) is int and type(version) is int
+        if not (v == PROTOCOL_VERSION and type(v) is type(seq) is type(episode) is type(t0) is type(version) is int
+                and type(sender) is type(bot) is str and 0 < len(sender) <= limits.max_str and 0 < len(bot) <= limits.max_str
                 and 0 <= seq <= MAX_U64 and 0 <= episode <= MAX_U64 and 0 <= t0 <= MAX_U64 and 0 <= version <= MAX_U64):
             return None
         o, a, r, no, te, tr = obj["obs"], obj["action"], obj["reward"], obj["next_obs"], obj["terminated"], obj["truncated"]
         if not (o["dtype"] == no["dtype"] == a["dtype"] == r["dtype"] == "f32" and te["dtype"] == tr["dtype"] == "bool"):
             return None
         (n, d), (n2, d2), (n3, k), (n4,), (n5,), (n6,) = o["shape"], no["shape"], a["shape"], r["shape"], te["shape"], tr["shape"]
-        if not (type(n) is int and type(d) is int and type(k) is int and 1 <= n <= limits.max_steps
-                and n == n2 == n3 == n4 == n5 == n6 and d == d2 and 1 <= d <= limits.max_dim and 1 <= k <= limits.max_dim):
-            return None
         od, ad, rd, nd, ted, trd = o["data"], a["data"], r["data"], no["data"], te["data"], tr["data"]
-        if not (type(od) is type(ad) is type(rd) is type(nd) is type(ted) is type(trd) is bytes):
-            return None
-        flags = ted + trd  # both bool arrays: bytes 0 or 1, and only the last step may end the episode
-        if (len(od) != 4 * n * d or len(nd) != 4 * n * d or len(ad) != 4 * n * k or len(rd) != 4 * n or len(flags) != 2 * n
-                or flags.translate(None, b"\x00\x01") or (ted[:-1] + trd[:-1]).strip(b"\x00")):
+        # Both bool arrays are bytes 0 or 1, and only the last step may end the episode: n - 1 zeros, then 0 or 1.
+        if not (type(n) is type(d) is type(k) is type(n2) is type(d2) is type(n3) is type(n4) is type(n5) is type(n6) is int
+                and 1 <= n <= limits.max_steps and n == n2 == n3 == n4 == n5 == n6
+                and d == d2 and 1 <= d <= limits.max_dim and 1 <= k <= limits.max_dim
+                and type(od) is type(ad) is type(rd) is type(nd) is type(ted) is type(trd) is bytes
+                and len(od) == len(nd) == 4 * n * d and len(ad) == 4 * n * k and len(rd) == 4 * n
+                and len(ted) == len(trd) == n and ted[-1] <= 1 and trd[-1] <= 1
+                and ted.count(0, 0, n - 1) == trd.count(0, 0, n - 1) == n - 1):
             return None
     except (KeyError, TypeError, ValueError):
         return None
@@ -326,19 +325,21 @@ def _fast_experience(obj: dict[str, Any], limits: Limits) -> Experience | None:
     flat = np.frombuffer(joined, _F32)
     if not math.isfinite(flat.dot(_zeros(flat.size))):  # see require_finite
         raise ProtocolError("non_finite", "experience: NaN or infinity")
-    _check_dims(d, k, limits)
+    if (limits.obs_dim is not None and d != limits.obs_dim) or (limits.act_dim is not None and k != limits.act_dim):
+        _check_dims(d, k, limits)  # raises, naming the one that differs
     prev_action = prev_reward = None
-    if "prev_action" in obj:
-        prev_action = _VEC_ACT("prev_action", obj["prev_action"], limits)
-        if prev_action.shape != (k,):
-            raise ProtocolError("bad_shape", f"prev_action: shape {prev_action.shape}, act_dim {k}")
-        require_finite("prev_action", [obj["prev_action"]["data"]])
-    if "prev_reward" in obj:
-        prev_reward = _float("prev_reward", obj["prev_reward"], limits)
+    if len(obj) != 14:
+        if "prev_action" in obj:
+            prev_action = _VEC_ACT("prev_action", obj["prev_action"], limits)
+            if prev_action.shape != (k,):
+                raise ProtocolError("bad_shape", f"prev_action: shape {prev_action.shape}, act_dim {k}")
+            require_finite("prev_action", [obj["prev_action"]["data"]])
+        if "prev_reward" in obj:
+            prev_reward = _float("prev_reward", obj["prev_reward"], limits)
     nobs = 4 * n * d
     return Experience(sender, seq, bot, episode, t0, version, np.ndarray((n, d), _F32, joined),
                       np.ndarray((n, k), _F32, joined, 2 * nobs), np.ndarray(n, _F32, joined, 2 * nobs + 4 * n * k),
-                      np.ndarray((n, d), _F32, joined, nobs), np.ndarray(n, _BOOL, flags), np.ndarray(n, _BOOL, flags, n),
+                      np.ndarray((n, d), _F32, joined, nobs), np.ndarray(n, _BOOL, ted), np.ndarray(n, _BOOL, trd),
                       prev_action=prev_action, prev_reward=prev_reward)
 
 

@@ -121,9 +121,11 @@ def test_fast_path_agrees_with_schema_path(msg: Experience, field: str, data: st
     """Any shape or dtype change to one step array is rejected whichever path decodes it."""
     obj = msgpack.unpackb(encode(msg))
     arr = obj[field]
-    change = data.draw(st.sampled_from(["shape", "dtype", "data"]))
+    change = data.draw(st.sampled_from(["shape", "float_shape", "dtype", "data"]))
     if change == "shape":
         arr["shape"] = [s + data.draw(st.integers(1, 3)) for s in arr["shape"]]
+    elif change == "float_shape":  # equal in value, not in type
+        arr["shape"] = [float(s) for s in arr["shape"]]
     elif change == "dtype":
         arr["dtype"] = data.draw(st.sampled_from(["f64", "i32", "u8", "bool", "f32"] if field != "terminated" else ["f32", "u8"]))
     else:
@@ -199,7 +201,7 @@ def test_unknown_keys_are_ignored() -> None:
 @settings(max_examples=200, deadline=None)
 @given(experiences(), st.integers(0, 2**64 - 1), st.text(min_size=1, max_size=300), st.booleans())
 def test_fast_encode_writes_the_bytes_msgpack_would(msg: Experience, big: int, name: str, prev: bool) -> None:
-    """The experience encoder joins pre-packed pieces; it must equal msgpack of the schema map exactly."""
+    """The experience encoder's fast path must equal msgpack of the schema map exactly."""
     msg.seq, msg.bot = big, name
     if prev:
         msg.prev_action, msg.prev_reward = np.zeros(msg.action.shape[1], np.float32), -0.25
@@ -212,21 +214,9 @@ def test_fast_encode_writes_the_bytes_msgpack_would(msg: Experience, big: int, n
     assert encode(msg) == msgpack.packb(want, use_bin_type=True)
 
 
-@settings(max_examples=50, deadline=None)
-@given(st.integers(1, 9), st.integers(1, 6), st.integers(1, 3), st.booleans(), st.booleans(), st.data())
-def test_the_experience_encoder_fast_path_writes_the_schema_paths_bytes(n: int, d: int, k: int, with_prev: bool,
-                                                                        strided: bool, data: st.DataObject) -> None:
-    obs = data.draw(f32(n, 2 * d if strided else d))
-    obs = obs[:, ::2] if strided else obs  # a non-contiguous view must travel as its values
-    msg = Experience("a", 3, "b", 1, 2, 5, obs, data.draw(f32(n, k)), data.draw(f32(n)), data.draw(f32(n, d)),
-                     np.arange(n) == n - 1, np.zeros(n, bool), prev_action=data.draw(f32(k)) if with_prev else None,
-                     prev_reward=0.5 if with_prev else None)
-    import protocol.codec as codec
 
-    fast = encode(msg)
-    original, codec._encode_experience = codec._encode_experience, lambda m: None
-    try:
-        assert fast == encode(msg)
-    finally:
-        codec._encode_experience = original
-    assert np.array_equal(decode(fast).obs, obs)
+def test_a_non_contiguous_array_travels_as_its_values() -> None:
+    obs = np.arange(24, dtype=np.float32).reshape(3, 8)[:, ::2]  # a strided view, as a bot may well send
+    msg = _base()
+    msg.obs = msg.next_obs = obs
+    assert np.array_equal(decode(encode(msg)).obs, obs)
