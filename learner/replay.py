@@ -31,8 +31,9 @@ import numpy as np
 OPPONENT_POLICIES = ("keep", "clear")
 EXPORT_FORMAT = 3  # the replay file layout `export` writes and `load` reads
 
-# Columns of the per-chunk metadata table.
-FILL, CONTEXT, TERMINAL, STREAM, HAS_STATE = range(5)
+# Columns of the per-chunk metadata table. PREV_GIVEN: the step before the chunk is in the ring or came
+# with the batch; 0 for an episode's first chunk, whose previous action is zero in the policy's units.
+FILL, CONTEXT, TERMINAL, STREAM, HAS_STATE, PREV_GIVEN = range(6)
 
 
 @dataclass
@@ -54,6 +55,7 @@ class _Stream:
     next_t: int = 0
     opponent: str | None = None
     first: bool = True  # the open chunk is the segment's first
+    prev_given: bool = False  # the segment's batch brought the action and reward before it
     has_state: bool = False
     ended: bool = True
 
@@ -102,7 +104,7 @@ class SequenceReplay:
         self.s_reward = np.zeros(N, np.float32)
         self._head = 0  # number of the next step; steps below head - capacity are gone
         self.c_steps = np.full((C, L + 1), -1, np.int64)  # the step before the chunk (-1: none in the ring), then its steps
-        self.c_meta = np.zeros((C, 5), np.int64)  # FILL, CONTEXT, TERMINAL, STREAM, HAS_STATE; fill 0 = empty or dropped
+        self.c_meta = np.zeros((C, 6), np.int64)  # see FILL etc. above; fill 0 = empty or dropped
         self.c_next_obs = np.zeros((C, obs_dim), np.float32)  # the observation after the last step
         self.c_prev_action = np.zeros((C, act_dim), np.float32)  # when the segment's batch brought them
         self.c_prev_reward = np.zeros(C, np.float32)
@@ -157,7 +159,7 @@ class SequenceReplay:
             hist = np.zeros(L + self._piece + 3, np.int64)
             stream = self._streams[key] = _Stream(
                 sid=sid, hist=hist, windows=np.lib.stride_tricks.sliding_window_view(hist, L + 1),
-                full=np.array([L, self.overlap, 0, sid, 0], np.int64),
+                full=np.array([L, self.overlap, 0, sid, 0, 1], np.int64),
                 prev_action=np.zeros(self.act_dim, np.float32), state=np.zeros((2, self.state_dim), np.float32))
         return stream
 
@@ -218,7 +220,8 @@ class SequenceReplay:
         stream.hist[0] = -1  # no step before the segment's first chunk in the ring
         stream.h, stream.start, stream.context = 1, 1, 0
         stream.ended, stream.first = False, True
-        stream.prev_action[:] = prev_action if (prev_action is not None and t0 > 0) else 0.0
+        stream.prev_given = prev_action is not None and t0 > 0
+        stream.prev_action[:] = prev_action if stream.prev_given else 0.0
         stream.prev_reward = float(prev_reward) if (prev_reward is not None and t0 > 0) else 0.0
         stream.has_state = state is not None and self.state_dim > 0 and state[0].shape == (self.state_dim,)
         if stream.has_state and state is not None:
@@ -272,6 +275,7 @@ class SequenceReplay:
     def _first_of_segment(self, stream: _Stream, slot: int) -> None:
         """What only a segment's first chunk carries: no context, and what came with the batch."""
         self.c_meta[slot, CONTEXT], self.c_meta[slot, HAS_STATE] = stream.context, stream.has_state
+        self.c_meta[slot, PREV_GIVEN] = stream.prev_given
         self.c_prev_action[slot], self.c_prev_reward[slot] = stream.prev_action, stream.prev_reward
         if self.c_state is not None and stream.has_state:
             self.c_state[slot] = stream.state
@@ -333,6 +337,7 @@ class SequenceReplay:
         prev_action = np.where(in_ring[:, None], self.s_action[prev_row], self.c_prev_action[slots])
         if scale is not None:
             action, prev_action = scale(action), scale(prev_action)
+        prev_action *= meta[:, PREV_GIVEN, None]  # an episode's first action follows a zero, as the actor acts
         state = self.c_state[slots] if self.c_state is not None and B and meta[:, HAS_STATE].all() else None
         return SampledBatch(
             obs=obs, action=action * valid[..., None], prev_action=prev_action,

@@ -152,10 +152,14 @@ def test_bad_arguments_say_what_is_wrong() -> None:
 
 def test_export_and_load_keep_every_trainable_step() -> None:
     a = SequenceReplay(capacity=400, seq_len=8, overlap=2, obs_dim=D, act_dim=A, state_dim=4)
-    for episode in range(30):  # more than fits: the ring wraps
+    for episode in range(45):  # 540 steps, more than fits: the ring wraps and the oldest chunks are gone
         feed(a, episode % 3, episode, 0, 12, end="truncated")
+    assert a.evicted > 0
     b = SequenceReplay(capacity=400, seq_len=8, overlap=2, obs_dim=D, act_dim=A, state_dim=4)
     assert b.load(a.export()) == a.transitions
+    small = SequenceReplay(capacity=200, seq_len=8, overlap=2, obs_dim=D, act_dim=A, state_dim=4)
+    assert 0 < small.load(a.export()) < a.transitions  # the newest that fit
+    check_chunks(small)
     key = lambda r: sorted(tuple(np.concatenate([c.ravel() for c in chunk])) for chunk in  # noqa: E731
                            zip(*(getattr(r.chunks(), name) for name in ("obs", "action", "prev_action", "prev_reward", "mask"))))
     assert key(a) == key(b)
@@ -190,3 +194,20 @@ def test_a_batch_longer_than_a_piece_goes_in_whole() -> None:
     chunks = replay.chunks()
     assert sorted(int(t) for t in chunks.obs[:, :16, 2][chunks.mask == 1]) == list(range(5000))
     assert replay.transitions == 5000 and replay.evicted == 0
+
+
+def test_sample_scales_actions_and_keeps_padding_zero() -> None:
+    replay = SequenceReplay(capacity=1000, seq_len=8, overlap=0, obs_dim=D, act_dim=A)
+    feed(replay, 0, 0, 0, 5, end="terminated")  # one partial chunk: 5 steps, 3 of padding
+    batch = replay.sample(4, scale=lambda a: 2.0 * a - 1.0)
+    t = np.arange(5)
+    assert np.allclose(batch.action[:, :5, 0], 2.0 * (t % 7 / 7) - 1.0)
+    assert not batch.action[:, 5:].any() and not batch.reward[:, 5:].any() and not batch.obs[:, 6:].any()
+    assert not batch.prev_action.any()  # zero in the policy's units before an episode, as the actor has it
+    assert batch.terminated[0].tolist() == [0, 0, 0, 0, 1, 0, 0, 0]
+    # A segment that starts mid-episode brings its previous action (in the bot's units), scaled like the rest.
+    replay.add(("actor1", "bot"), 0, 10, 1, **steps(1, 0, 10, 8), terminated=False, truncated=True,
+               prev_action=np.array([0.25], np.float32), prev_reward=3.0)
+    chunks = replay.chunks()
+    mid = chunks.obs[:, 0, 0] == 1
+    assert np.allclose(chunks.prev_action[mid], 0.25) and np.allclose(chunks.prev_reward[mid], 3.0)
