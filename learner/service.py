@@ -115,12 +115,14 @@ class Learner:
                             cfg.grad_clip, cfg.amp, cfg.use_stored_state, cfg.torso,
                             cfg.target_torso)
         self.sac = SAC(arch, sac_cfg, cfg.device)
+        # Stored actor states cost 2 x hidden floats per chunk slot: kept only when training starts from them.
         self.replay = SequenceReplay(cfg.capacity, cfg.seq_len, cfg.overlap, obs_dim, act_dim,
-                                     state_dim=cfg.hidden, opponent_policy=cfg.opponent_policy, seed=cfg.seed)
+                                     state_dim=cfg.hidden if cfg.use_stored_state else 0,
+                                     opponent_policy=cfg.opponent_policy, seed=cfg.seed)
         self.low, self.high = low.astype(np.float32), high.astype(np.float32)
         self.scale = ActionScale(self.low, self.high)
         self.ingest.limits = Limits(max_message_bytes=cfg.max_message_bytes, obs_dim=obs_dim, act_dim=act_dim)
-        log.info("model: obs_dim %d, act_dim %d, hidden %d; replay %d transitions in %d chunks of %d, %.1f MiB",
+        log.info("model: obs_dim %d, act_dim %d, hidden %d; replay %d transitions, %d chunk slots of %d steps, %.1f MiB",
                  obs_dim, act_dim, cfg.hidden, self.replay.capacity, self.replay.slots, cfg.seq_len,
                  self.replay.nbytes / 2**20)
         if publish:

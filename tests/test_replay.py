@@ -211,3 +211,13 @@ def test_sample_scales_actions_and_keeps_padding_zero() -> None:
     chunks = replay.chunks()
     mid = chunks.obs[:, 0, 0] == 1
     assert np.allclose(chunks.prev_action[mid], 0.25) and np.allclose(chunks.prev_reward[mid], 3.0)
+
+
+def test_a_segments_stored_state_comes_back_with_its_first_chunk_only() -> None:
+    replay = SequenceReplay(capacity=1000, seq_len=4, overlap=0, obs_dim=D, act_dim=A, state_dim=3)
+    h0, c0 = np.full(3, 0.5, np.float32), np.full(3, -0.5, np.float32)
+    replay.add(("actor0", "bot"), 0, 0, 1, **steps(0, 0, 0, 3), terminated=True, truncated=False, state=(h0, c0))
+    chunks = replay.chunks()
+    assert np.array_equal(chunks.h0, [h0]) and np.array_equal(chunks.c0, [c0])
+    feed(replay, 1, 0, 0, 8, end="truncated")  # two chunks without a state: a batch of all three has none
+    assert replay.chunks().h0 is None
