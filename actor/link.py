@@ -173,12 +173,13 @@ class ActorLink:
 
     def _may_step(self, progress) -> bool:
         """The learner's slack (steps it may still take in at its UTD) is shared by the actors it knows:
-        this one may step while its own unreceived steps fit in its share."""
+        this one may step while its own unreceived steps fit in its share. With nothing in flight it
+        may always step: the learner holds all it sent, so waiting could only deadlock."""
         consumed = progress.learning_starts + progress.grad_steps / max(progress.utd, 1e-9)
         slack = consumed + self.cfg.flow_tolerance - progress.received
         per_sender = progress.per_sender or {}
         in_flight = max(0, self.sent - self._sent_base - per_sender.get(self.sender, 0))
-        return in_flight < slack / max(1, len(per_sender))
+        return in_flight == 0 or in_flight < slack / max(1, len(per_sender))
 
     def close(self) -> None:
         """Say bye with the final counts, then close. What is queued (bye last) gets `close_linger_s` to

@@ -79,6 +79,7 @@ class Learner:
         self.scale = ActionScale(self.low, self.high)
         self.version = 0
         self.grad_steps = 0
+        self._forgiven = 0  # see _forgive_backlog
         self.debt = 0.0
         self.passes = 0
         self.stop_hooks: list[Callable[[], None]] = []
@@ -152,8 +153,19 @@ class Learner:
             self.ingest.received_steps = int(meta.get("env_steps", 0))
             self.ingest.episodes_done = int(meta.get("episodes", 0))
             self.files.load_replay(self.replay)
+            self._forgive_backlog()
         self._new_version()
         return True
+
+    def _forgive_backlog(self) -> None:
+        """Steps the last session received but had not yet trained on (its UTD debt) are not owed by this
+        one. Rate-limited actors pace themselves on received - grad_steps / utd; left in, that backlog
+        would hold them back for good (nothing else pays it), so progress leaves it out."""
+        consumed = self.cfg.learning_starts + self.grad_steps / max(self.cfg.utd_ratio, 1e-9)
+        self._forgiven = max(0, int(self.ingest.received_steps - consumed))
+        if self._forgiven:
+            log.info("resume: %d steps received before the restart were not trained on; actors' flow control "
+                     "starts from here", self._forgiven)
 
     def _save_parts(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         assert self.sac is not None
@@ -308,7 +320,7 @@ class Learner:
 
     def _publish_progress(self) -> None:
         self._last_progress = time.monotonic()
-        msg = Progress("learner", self._next_seq(), self.ingest.received_steps, self.grad_steps,
+        msg = Progress("learner", self._next_seq(), self.ingest.received_steps - self._forgiven, self.grad_steps,
                        self.cfg.utd_ratio, self.cfg.learning_starts, self.version, self.session,
                        {name: s.received for name, s in self.ingest.senders.items()})
         try:

@@ -112,3 +112,26 @@ def test_eval_mode_sends_no_experience_and_no_episode_start() -> None:
         bot.close()
         pull.close(0)
         ctx.term()
+
+
+def test_flow_control_never_holds_back_an_actor_with_nothing_in_flight() -> None:
+    """After a learner restart its counters can say the actors are far ahead (what it had received but not
+    trained on died with it). An actor whose every step has been received must still step, or both wait."""
+    from actor.link import ActorLink
+    from protocol import Progress
+
+    cfg = ActorConfig(ingest=f"tcp://127.0.0.1:{free_port()}", weights=f"tcp://127.0.0.1:{free_port()}", actor_id="t",
+                      flow="rate-limited", close_linger_s=0.0)
+    link = ActorLink(cfg)
+    try:
+        behind = Progress("learner", 1, received=5000, grad_steps=100, utd=1.0, learning_starts=100, version=1,
+                          session=1, per_sender={"t": 64})  # slack 100 + 100 + 128 - 5000 < 0
+        link.sent = 64
+        assert link._may_step(behind)
+        link.sent = 80  # 16 steps not yet received: now it waits
+        assert not link._may_step(behind)
+        ahead = Progress("learner", 2, received=64, grad_steps=100, utd=1.0, learning_starts=100, version=1,
+                         session=1, per_sender={"t": 64})
+        assert link._may_step(ahead)
+    finally:
+        link.close()
