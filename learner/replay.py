@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from protocol import DEFAULT_LIMITS
+
 OPPONENT_POLICIES = ("keep", "clear")
 EXPORT_FORMAT = 3  # the replay file layout `export` writes and `load` reads
 
@@ -95,7 +97,7 @@ class SequenceReplay:
         self._n = N
         # Most steps one add writes at once (bigger batches are split): a quarter of the ring at most,
         # and the protocol's default max_steps, which also bounds each stream's history buffer.
-        self._piece = max(1, min(N // 4, 4096))
+        self._piece = max(1, min(N // 4, DEFAULT_LIMITS.max_steps))
         # Chunks per step is 1/(seq_len - overlap) plus one per episode end: twice the first term
         # holds everything while episodes are at least that long; shorter ones reuse slots sooner.
         C = self.slots = min(N, 2 * math.ceil(N / (L - overlap)) + 1)
@@ -290,8 +292,7 @@ class SequenceReplay:
     def _clear(self, stream: _Stream) -> None:
         self._refresh()
         doomed = self._live[self.c_meta[self._live, STREAM] == stream.sid]
-        meta = self.c_meta[doomed]
-        self.dropped_by_clear += int((meta[:, FILL] - meta[:, CONTEXT]).sum())
+        self.dropped_by_clear += _trainable(self.c_meta[doomed])
         self.c_meta[doomed, FILL] = 0
         self._dirty = True
         stream.h = 0
@@ -303,11 +304,9 @@ class SequenceReplay:
         """Find the live chunks: filled, and the oldest step each needs still in the ring."""
         if not self._dirty:
             return
-        meta, steps = self.c_meta, self.c_steps
-        oldest = np.where(steps[:, 0] >= 0, steps[:, 0], steps[:, 1])
-        self._live = np.flatnonzero((meta[:, FILL] > 0) & (oldest >= self._head - self._n))
-        live = meta[self._live]
-        self._transitions = int((live[:, FILL] - live[:, CONTEXT]).sum())
+        filled = self.c_meta[:, FILL] > 0
+        self._live = np.flatnonzero(filled & (_oldest(self.c_steps) >= self._head - self._n))
+        self._transitions = _trainable(self.c_meta[self._live])
         self._dirty = False
 
     def sample(self, batch_size: int, scale: Callable[[np.ndarray], np.ndarray] | None = None) -> SampledBatch:
@@ -357,10 +356,9 @@ class SequenceReplay:
         lo = max(0, self._head - N)
         rows = np.arange(lo, self._head) % N
         live = self._live
-        steps = self.c_steps[live]
         out: dict[str, np.ndarray] = {"format": np.array([EXPORT_FORMAT], np.int64),
                "obs": self.s_obs[rows], "action": self.s_action[rows], "reward": self.s_reward[rows],
-               "c_steps": np.where(steps >= 0, steps - lo, -1), "c_meta": self.c_meta[live],
+               "c_steps": _renumber(self.c_steps[live], lo), "c_meta": self.c_meta[live],
                "c_next_obs": self.c_next_obs[live], "c_prev_action": self.c_prev_action[live],
                "c_prev_reward": self.c_prev_reward[live]}
         if self.c_state is not None:
@@ -380,11 +378,9 @@ class SequenceReplay:
         k = m - drop
         self.s_obs[:k], self.s_action[:k], self.s_reward[:k] = arrays["obs"][drop:], arrays["action"][drop:], arrays["reward"][drop:]
         self._head = k
-        steps = arrays["c_steps"]
-        oldest = np.where(steps[:, 0] >= 0, steps[:, 0], steps[:, 1])
-        keep = np.flatnonzero(oldest >= drop)[-self.slots:]
+        keep = np.flatnonzero(_oldest(arrays["c_steps"]) >= drop)[-self.slots:]
         count = len(keep)
-        self.c_steps[:count] = np.where(steps[keep] >= 0, steps[keep] - drop, -1)
+        self.c_steps[:count] = _renumber(arrays["c_steps"][keep], drop)
         self.c_meta[:count], self.c_next_obs[:count] = arrays["c_meta"][keep], arrays["c_next_obs"][keep]
         self.c_prev_action[:count], self.c_prev_reward[:count] = arrays["c_prev_action"][keep], arrays["c_prev_reward"][keep]
         if self.c_state is not None and "c_state" in arrays and arrays["c_state"].shape[1:] == self.c_state.shape[1:]:
@@ -398,3 +394,18 @@ class SequenceReplay:
         self._refresh()
         self.committed = self._transitions
         return self._transitions
+
+
+def _oldest(steps: np.ndarray) -> np.ndarray:
+    """The oldest step each chunk needs: the one before it when that is in the ring, else its first."""
+    return np.where(steps[:, 0] >= 0, steps[:, 0], steps[:, 1])
+
+
+def _trainable(meta: np.ndarray) -> int:
+    """Steps the chunks train on: past their context, up to their fill."""
+    return int((meta[:, FILL] - meta[:, CONTEXT]).sum())
+
+
+def _renumber(steps: np.ndarray, by: int) -> np.ndarray:
+    """Step numbers counted `by` lower; -1 (no step) stays -1."""
+    return np.where(steps >= 0, steps - by, -1)
