@@ -18,6 +18,7 @@ import zmq
 from actor.config import ActorConfig
 from actor.weights import WeightsSubscriber
 from protocol import SOFTWARE_VERSION, Bye, Heartbeat, Hello, Message, encode
+from protocol.messages import consumed_steps
 from protocol.sockets import SocketOptions, connect, try_send
 
 log = logging.getLogger("saclstm.actor")
@@ -175,7 +176,7 @@ class ActorLink:
         """The learner's slack (steps it may still take in at its UTD) is shared by the actors it knows:
         this one may step while its own unreceived steps fit in its share. With nothing in flight it
         may always step: the learner holds all it sent, so waiting could only deadlock."""
-        consumed = progress.learning_starts + progress.grad_steps / max(progress.utd, 1e-9)
+        consumed = consumed_steps(progress.learning_starts, progress.grad_steps, progress.utd)
         slack = consumed + self.cfg.flow_tolerance - progress.received
         per_sender = progress.per_sender or {}
         in_flight = max(0, self.sent - self._sent_base - per_sender.get(self.sender, 0))

@@ -36,6 +36,7 @@ from learner.sac import SAC, Batch, SACConfig
 from learner.state import restore, snapshot
 from protocol import EpisodeStart, Experience, Hello, Limits, Progress, Weights, encode
 from protocol.checkpoint import CheckpointError
+from protocol.messages import consumed_steps
 from protocol.sockets import TOPIC_PROGRESS, TOPIC_WEIGHTS, SocketOptions, bind, bound_endpoint
 
 log = logging.getLogger("saclstm.learner")
@@ -161,7 +162,7 @@ class Learner:
         """Steps the last session received but had not yet trained on (its UTD debt) are not owed by this
         one. Rate-limited actors pace themselves on received - grad_steps / utd; left in, that backlog
         would hold them back for good (nothing else pays it), so progress leaves it out."""
-        consumed = self.cfg.learning_starts + self.grad_steps / max(self.cfg.utd_ratio, 1e-9)
+        consumed = consumed_steps(self.cfg.learning_starts, self.grad_steps, self.cfg.utd_ratio)
         self._forgiven = max(0, int(self.ingest.received_steps - consumed))
         if self._forgiven:
             log.info("resume: %d steps received before the restart were not trained on; actors' flow control "
