@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import tempfile
 
-from bench_ingest import measure, ours
+from bench_ingest import best_taking_turns, measure, ours
 
 from protocol.curve import generate
 
@@ -21,10 +21,9 @@ from protocol.curve import generate
 def main() -> None:
     with tempfile.TemporaryDirectory() as keys:
         generate(keys, clients=1)
-        plain = curve = 0.0
-        for _ in range(2):
-            plain = max(plain, measure(ours, queued=False))
-            curve = max(curve, measure(ours, keys, queued=False))
+        best = best_taking_turns({"plain": lambda: measure(ours, queued=False),
+                                  "curve": lambda: measure(ours, keys, queued=False)}, rounds=2)
+    plain, curve = best["plain"], best["curve"]
     figures = {"tps_plain": plain, "tps_curve": curve, "ratio": curve / plain}
     print(f"ingest, plain:  {plain:>12,.0f} transitions/s")
     print(f"ingest, CURVE:  {curve:>12,.0f} transitions/s")

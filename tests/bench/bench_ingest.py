@@ -1,7 +1,7 @@
 """Transitions per second from actor-side PUSH sockets into the replay buffer, 64 steps per message.
 
 Ours: the real learner ingest path (PULL, decode with full validation,
-per-sender books, action normalisation, chunked replay insert). Beside it, in
+per-sender books, chunked replay insert; actions are scaled when sampled). Beside it, in
 the same run and on the same bytes: a bare PULL + msgpack + numpy ring.
 The frames are encoded once up front by a sender process, so both sides
 measure receiving, not sending; both receive zero-copy (`copy=False`), as the
@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import multiprocessing as mp
 import time
+from collections.abc import Callable
 
 import msgpack
 import numpy as np
@@ -124,13 +125,18 @@ def measure(consume, key_dir: str | None = None, queued: bool = True) -> float:
     return steps / elapsed
 
 
+def best_taking_turns(runs: dict[str, Callable[[], float]], rounds: int) -> dict[str, float]:
+    """Each run `rounds` times, taking turns, best of each: a slow patch of this noisy machine (page
+    faults, the other core's load) then hits every side alike."""
+    best = dict.fromkeys(runs, 0.0)
+    for _ in range(rounds):
+        for name, run in runs.items():
+            best[name] = max(best[name], run())
+    return best
+
+
 def main() -> None:
-    # Three rounds each, taking turns, best of each: a slow patch of this noisy machine (page faults in the
-    # fresh rings, the other core's load) then hits both sides alike.
-    figures = {"ingest_tps": 0.0, "raw_tps": 0.0}
-    for _ in range(3):
-        figures["ingest_tps"] = max(figures["ingest_tps"], measure(ours))
-        figures["raw_tps"] = max(figures["raw_tps"], measure(bare))
+    figures = best_taking_turns({"ingest_tps": lambda: measure(ours), "raw_tps": lambda: measure(bare)}, rounds=3)
     figures["ratio"] = figures["ingest_tps"] / figures["raw_tps"]
     print(f"learner ingest path: {figures['ingest_tps']:>12,.0f} transitions/s")
     print(f"bare PULL+msgpack+ring: {figures['raw_tps']:>9,.0f} transitions/s")
