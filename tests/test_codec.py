@@ -214,7 +214,6 @@ def test_fast_encode_writes_the_bytes_msgpack_would(msg: Experience, big: int, n
     assert encode(msg) == msgpack.packb(want, use_bin_type=True)
 
 
-
 def test_a_non_contiguous_array_travels_as_its_values() -> None:
     obs = np.arange(24, dtype=np.float32).reshape(3, 8)[:, ::2]  # a strided view, as a bot may well send
     msg = _base()
