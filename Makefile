@@ -1,7 +1,8 @@
 # The two commands: `make demo` runs the main job, `make test` runs the tests.
 # Both create .venv when it is missing; torch==2.13.0 goes in first (the CPU
 # build on this machine's disk), then the project with its extras. A stamp
-# file makes them quick when nothing changed.
+# file makes them quick when nothing changed. The install compiles the native
+# experience decoder (protocol/_fastwire.c); `make test` fails if it is missing.
 
 PYTHON ?= python3
 VENV := .venv
@@ -10,7 +11,7 @@ STAMP := $(VENV)/.saclstm-installed
 
 .PHONY: demo test lint bench clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py protocol/_fastwire.c
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q torch==2.13.0
@@ -25,7 +26,7 @@ lint: $(STAMP)
 	$(BIN)/mypy protocol
 
 test: lint
-	$(BIN)/python -m pytest -q -p no:cacheprovider tests
+	SACLSTM_REQUIRE_NATIVE=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[test,bench]'

@@ -1,0 +1,3 @@
+def experience(
+    frame: bytes | memoryview, version: int, max_steps: int, max_dim: int, max_str: int
+) -> tuple[str, int, str, int, int, int, int, int, int, bytes, bool, bool, bytes | None, float | None] | None: ...
