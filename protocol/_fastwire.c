@@ -267,7 +267,7 @@ static int read_fields(Reader *r, Fields *f)
     return r->p == r->end && (f->seen & REQUIRED) == REQUIRED;
 }
 
-/* Bytes of a float32 array of `count` items, or 0 if that overflows. */
+/* Bytes of a float32 array of a x b items, or 0 if that overflows. */
 static uint64_t f32_bytes(uint64_t a, uint64_t b)
 {
     uint64_t out;
