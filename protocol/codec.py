@@ -340,7 +340,7 @@ def _flags(n: int, last: bool) -> np.ndarray:
         arr = np.zeros(n, _BOOL)
         arr[-1] = last
         arr.flags.writeable = False
-        arr = _FLAGS[(n, last)] = arr
+        _FLAGS[(n, last)] = arr
     return arr
 
 

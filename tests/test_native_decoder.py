@@ -38,6 +38,10 @@ class RawStr(bytes):
     """A msgpack str whose bytes are written as given, valid UTF-8 or not."""
 
 
+class Pair(tuple):  # type: ignore[type-arg]
+    """A map entry in a list of pairs, so a map can repeat a key."""
+
+
 Draw = Callable[[st.SearchStrategy[Any]], Any]
 
 
@@ -87,10 +91,6 @@ def wide(obj: Any, pick: Choices) -> bytes:
     pairs = pick.order(list(obj.items()) if isinstance(obj, dict) else [tuple(p) for p in obj])
     body = b"".join(wide(k, pick) + wide(v, pick) for k, v in pairs)
     return _sized(pick, len(pairs), (0x80, 16), [(0xde, 2), (0xdf, 4)]) + body
-
-
-class Pair(tuple):  # type: ignore[type-arg]
-    """A map entry in a list of pairs, so a map can repeat a key."""
 
 
 def reference(frame: bytes, limits: Limits = DEFAULT_LIMITS) -> Experience | ProtocolError:
@@ -235,6 +235,9 @@ def _base_map() -> dict[str, Any]:
     return msgpack.unpackb(encode(msg))
 
 
+DROP = object()
+
+
 def _set(path: str, value: Any) -> Callable[[dict[str, Any]], Any]:
     """A change to the wire map: `key` or `key.field`; a value of DROP deletes it."""
     def change(obj: dict[str, Any]) -> dict[str, Any]:
@@ -249,7 +252,6 @@ def _set(path: str, value: Any) -> Callable[[dict[str, Any]], Any]:
     return change
 
 
-DROP = object()
 NAN = np.array([1, np.nan], np.float32).tobytes()
 REJECTED: dict[str, Callable[[dict[str, Any]], Any]] = {
     "terminated_early": _set("terminated.data", b"\x01\x00\x00"),
