@@ -51,7 +51,7 @@ def _commands() -> dict[str, Callable[[list[str]], int]]:
         return main(argv)
 
     def tank(argv: list[str]) -> int:
-        from actor.bots.tank_cli import main
+        from actor.bots.tankroyale.cli import main
         return main(argv)
 
     def keys(argv: list[str]) -> int:

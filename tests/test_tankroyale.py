@@ -23,8 +23,8 @@ from robocode_tank_royale.bot_api.events import (  # noqa: E402
     WonRoundEvent,
 )
 
-from actor.bots.tank_brain import ACT_HIGH, ACT_LOW, OBS_DIM, TankBrain, TankRewards  # noqa: E402
-from actor.bots.tankroyale import SaclstmTank, spec  # noqa: E402
+from actor.bots.tankroyale.brain import ACT_HIGH, ACT_LOW, OBS_DIM, TankBrain, TankRewards  # noqa: E402
+from actor.bots.tankroyale.tank import SaclstmTank, spec  # noqa: E402
 from actor.client import BotClient  # noqa: E402
 from actor.config import ActorConfig  # noqa: E402
 from protocol import EpisodeEnd, EpisodeStart, Experience, Heartbeat, Hello, decode  # noqa: E402

@@ -20,8 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from robocode_tank_royale.bot_api.events import RoundStartedEvent, ScannedBotEvent  # noqa: E402
 
-from actor.bots.tank_brain import OBS_DIM  # noqa: E402
-from actor.bots.tankroyale import SaclstmTank, spec  # noqa: E402
+from actor.bots.tankroyale.brain import OBS_DIM  # noqa: E402
+from actor.bots.tankroyale.tank import SaclstmTank, spec  # noqa: E402
 from actor.client import BotClient  # noqa: E402
 from actor.config import ActorConfig  # noqa: E402
 from actor.policy import LocalPolicy  # noqa: E402

@@ -27,8 +27,8 @@ def main(argv: list[str] | None = None) -> int:
         args.flow = "realtime"  # a game at 30 turns per second never waits for the learner
     cfg = load_or_exit(ActorConfig, args, "actor", "saclstm tank")
     try:
-        from actor.bots.tank_brain import TankRewards
-        from actor.bots.tankroyale import SaclstmTank, spec
+        from actor.bots.tankroyale.brain import TankRewards
+        from actor.bots.tankroyale.tank import SaclstmTank, spec
         from actor.client import BotClient
 
         rewards = build(TankRewards, read_toml(args.config, "tank"), {})

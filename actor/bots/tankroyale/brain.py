@@ -1,6 +1,6 @@
 """What a Tank Royale tank sees, does and is rewarded for: pure functions of the game's own state and events.
 
-Kept apart from the bot class (`tankroyale.py`) so it can be driven, timed and
+Kept apart from the bot class (`tank.py`) so it can be driven, timed and
 tested with the bot API's real event and state classes, without a server.
 
 Observation: 35 numbers, each scaled to about [-1, 1] (OBSERVATION lists them).

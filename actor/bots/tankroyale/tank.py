@@ -28,7 +28,7 @@ from robocode_tank_royale.bot_api.events import (
     WonRoundEvent,
 )
 
-from actor.bots.tank_brain import ACT_HIGH, ACT_LOW, MAX_RADAR_TURN, OBS_DIM, TankBrain, TankRewards
+from actor.bots.tankroyale.brain import ACT_HIGH, ACT_LOW, MAX_RADAR_TURN, OBS_DIM, TankBrain, TankRewards
 from actor.client import BotClient
 
 log = logging.getLogger("saclstm.tank")
