@@ -43,6 +43,7 @@ class BotClient:
         self.t = 0
         self.ret = 0.0
         self.returns: list[float] = []
+        self.skipped = 0  # steps the game played without our command (skip()), never sent
         self._rng = np.random.default_rng(seed)
         self._buf: list[tuple[np.ndarray, np.ndarray, float, np.ndarray]] = []
         self._buf_start = 0.0
@@ -106,6 +107,18 @@ class BotClient:
         self.prev_reward = float(reward)
         if terminated or truncated:
             self.end_episode()
+
+    def skip(self, reward: float) -> None:
+        """A step that happened, but not as recorded (the game played an older command): it counts in the
+        episode's length and return, and is never sent; the next batch starts after the gap."""
+        if self.episode < 0:
+            self.new_episode()
+        if self._buf:
+            self._flush(False, False)
+        self.t += 1
+        self.ret += float(reward)
+        self.prev_reward = float(reward)
+        self.skipped += 1
 
     def new_episode(self, opponent: str | int | None = None) -> None:
         """Start an episode: fresh LSTM state; the opponent key goes to the learner (not in eval mode)."""

@@ -13,21 +13,17 @@ pytest.importorskip("robocode_tank_royale")
 
 from robocode_tank_royale.bot_api import BotState  # noqa: E402
 from robocode_tank_royale.bot_api.events import (  # noqa: E402
-    BulletHitBotEvent,
     DeathEvent,
-    HitByBulletEvent,
     RoundEndedEvent,
     RoundStartedEvent,
-    ScannedBotEvent,
     TickEvent,
-    WonRoundEvent,
 )
 
-from actor.bots.tankroyale.brain import ACT_HIGH, ACT_LOW, OBS_DIM, TankBrain, TankRewards  # noqa: E402
+from actor.bots.tankroyale.brain import ACT_HIGH, ACT_LOW, OBS_DIM, OBSERVATION, TankBrain, TankRewards  # noqa: E402
 from actor.bots.tankroyale.tank import SaclstmTank, spec  # noqa: E402
 from actor.client import BotClient  # noqa: E402
 from actor.config import ActorConfig  # noqa: E402
-from protocol import EpisodeEnd, EpisodeStart, Experience, Heartbeat, Hello, decode  # noqa: E402
+from protocol import EpisodeEnd, Experience, Heartbeat, Hello, decode  # noqa: E402
 from tests.procs import free_port  # noqa: E402
 
 
@@ -70,6 +66,56 @@ def test_actions_map_into_the_legal_ranges() -> None:
     assert TankBrain.commands(np.array([0, 0, 0, 0.05]))[3] == 0, "below the smallest shot means hold fire"
 
 
+def hit(victim: int, owner: int, damage: float, energy: float, turn: int = 5) -> dict:
+    return {"type": "BulletHitBotEvent", "turnNumber": turn, "victimId": victim, "bullet": {"ownerId": owner},
+            "damage": damage, "energy": energy}
+
+
+def death(victim: int, turn: int = 5) -> dict:
+    return {"type": "BotDeathEvent", "turnNumber": turn, "victimId": victim}
+
+
+WON_TURN = [hit(2, 1, 4.0, 0.0), death(2), {"type": "WonRoundEvent", "turnNumber": 5}]
+LOST_TURN = [hit(1, 2, 4.0, 0.0), death(1)]
+
+
+@pytest.mark.parametrize("events, want", [
+    (WON_TURN, 0.4 + 5.0 + 5.0 - 0.001),  # the killing shot, the kill and the win, in the turn they happened
+    (LOST_TURN, -0.4 - 5.0 - 0.001),  # the lethal hit and the death
+    ([hit(2, 1, 3.0, 40.0), hit(1, 2, 1.0, 90.0)], 0.3 - 0.1 - 0.001),
+    ([hit(2, 3, 3.0, 40.0)], -0.001),  # a third bot's hit on another: nothing of ours
+    ([death(2)], -0.001),  # a death we did not cause is no kill
+], ids=["won", "lost", "exchange", "others", "not-our-kill"])
+def test_a_turns_events_give_its_reward_in_any_order(events: list[dict], want: float) -> None:
+    """Rewards of one turn from its schema events, whatever order they come in (the brain sorts them as the
+    bot API dispatches: critical first, then by priority), and only once per outcome."""
+    for order in (events, events[::-1]):
+        brain = TankBrain()
+        brain.apply(list(order))
+        assert brain.take_reward() == pytest.approx(want, abs=1e-9)
+        assert brain.take_reward() == pytest.approx(-0.001)  # the tally was reset
+    brain = TankBrain()
+    brain.apply(WON_TURN)
+    brain.apply([{"type": "WonRoundEvent", "turnNumber": 6}, death(2, 6)])  # told twice: counted once
+    assert brain.outcome == "won" and brain.take_reward() == pytest.approx(10.4 - 0.001)
+
+
+def test_scans_rams_and_walls_reach_the_observation() -> None:
+    brain = TankBrain(arena=(800, 600))
+    s = state()
+    brain.apply([{"type": "ScannedBotEvent", "turnNumber": 3, "scannedByBotId": 1, "scannedBotId": 2, "energy": 50.0,
+                  "x": 600.0, "y": 300.0, "direction": 180.0, "speed": 4.0},
+                 {"type": "BotHitBotEvent", "turnNumber": 3, "botId": 1, "victimId": 2, "energy": 49.4, "x": 600.0,
+                  "y": 300.0, "rammed": True},
+                 {"type": "BotHitWallEvent", "turnNumber": 3, "victimId": 1}])
+    obs = dict(zip(OBSERVATION, brain.observe(s, 3)))
+    assert obs["enemy_seen"] == 1 and obs["sin_bearing"] == pytest.approx(0, abs=1e-6) and obs["cos_bearing"] == 1
+    assert obs["hit_bot"] == 1 and obs["hit_wall"] == 1
+    assert brain.take_reward() == pytest.approx(-0.001)  # a ram costs both bots 0.6: dealt and taken cancel
+    obs = dict(zip(OBSERVATION, brain.observe(s, 4)))
+    assert obs["hit_bot"] == -1 and obs["hit_wall"] == -1  # flags last one turn
+
+
 class Capture:
     """A real client whose PUSH socket ends in this process's PULL socket."""
 
@@ -101,47 +147,6 @@ class Capture:
         self.client.close()
         self.pull.close(0)
         self.ctx.term()
-
-
-def test_a_scripted_round_rewards_add_up_and_end_terminated() -> None:
-    cap = Capture()
-    t = cap.tank
-    try:
-        t.on_round_started(RoundStartedEvent(round_number=1))
-        deliver(t, tick(1, state()))
-        t.on_scanned_bot(ScannedBotEvent(turn_number=1, scanned_by_bot_id=1, scanned_bot_id=2, energy=50, x=600,
-                                         y=300, direction=180, speed=4))
-        t.on_bullet_hit(BulletHitBotEvent(turn_number=2, victim_id=2, bullet=None, damage=4.0, energy=46))
-        deliver(t, tick(2, state()))
-        t.on_hit_by_bullet(HitByBulletEvent(turn_number=3, bullet=None, damage=3.0, energy=97))
-        deliver(t, tick(3, state(energy=97)))
-        t.on_bullet_hit(BulletHitBotEvent(turn_number=4, victim_id=2, bullet=None, damage=4.0, energy=0))
-        t.on_won_round(WonRoundEvent(turn_number=4))
-        t.on_round_ended(RoundEndedEvent(round_number=1, turn_number=4, results=None))  # already ended: no double step
-        got = cap.messages(EpisodeEnd)
-        start = next(m for m in got if isinstance(m, EpisodeStart))
-        assert start.opponent == ""  # first round: no opponent seen yet
-        steps = [m for m in got if isinstance(m, Experience)]
-        rewards = np.concatenate([m.reward for m in steps])
-        assert len(rewards) == 3 and steps[-1].terminated[-1] and not steps[-1].truncated[-1]
-        want = [0.4 - 0.001, -0.3 - 0.001, 0.4 + 5.0 + 5.0 - 0.001]  # dealt, taken, dealt + kill + win
-        np.testing.assert_allclose(rewards, want, atol=1e-5)
-        end = next(m for m in got if isinstance(m, EpisodeEnd))
-        assert end.length == 3 and end.ret == pytest.approx(sum(want), abs=1e-4)
-        actions = np.concatenate([m.action for m in steps])
-        assert (actions >= ACT_LOW).all() and (actions <= ACT_HIGH).all()
-        assert -8 <= t.target_speed <= 8 and -10 <= t.turn_rate <= 10 and -20 <= t.gun_turn_rate <= 20
-
-        t.on_round_started(RoundStartedEvent(round_number=2))  # the next round names the opponent we met
-        deliver(t, tick(1, state()))
-        deliver(t, tick(2, state()))
-        t.on_death(DeathEvent(turn_number=3))
-        got = cap.messages(EpisodeEnd)
-        assert next(m for m in got if isinstance(m, EpisodeStart)).opponent == "2"  # no name known: numeric id
-        last = [m for m in got if isinstance(m, Experience)][-1]
-        assert last.terminated[-1] and last.reward[-1] == pytest.approx(-5.0 - 0.001)
-    finally:
-        cap.close()
 
 
 def test_round_end_without_death_is_a_cut_not_a_terminal() -> None:

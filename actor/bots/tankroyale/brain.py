@@ -10,6 +10,13 @@ body turn rate [-10, 10] deg/turn, gun turn rate [-20, 20] deg/turn, fire power
 at its maximum rate on its own, so scans keep coming.
 Reward per turn (weights in TankRewards): damage dealt and taken by bullets and
 rams, a kill, a death, a won round, and a small cost per turn.
+
+A turn's events arrive as the official protocol shapes them (maps with "type"
+and camelCase fields, as the engine and the server's tick carry them) and are
+applied together, in the bot API's dispatch order, before the turn's step is
+closed: so every event's reward lands in the step that ends at the turn it was
+reported in, the killing shot of a won round and the lethal hit of a lost one
+included.
 """
 
 from __future__ import annotations
@@ -18,6 +25,14 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+
+# Ram damage in Tank Royale: 0.6 energy to each bot per collision (RAM_DAMAGE in the official rules).
+RAM_DAMAGE = 0.6
+
+# The bot API's dispatch order of one turn's events: critical ones first (a won round, our death, a
+# skipped turn), then by DefaultEventPriority (robocode_tank_royale.bot_api.default_event_priority).
+_ORDER = {"WonRoundEvent": 0, "SkippedTurnEvent": 1, "DeathEvent": 2, "BotDeathEvent": 3, "BulletHitBotEvent": 4,
+          "HitByBulletEvent": 5, "BotHitWallEvent": 6, "BotHitBotEvent": 7, "ScannedBotEvent": 8}
 
 MAX_SPEED, MAX_TURN, MAX_GUN_TURN, MAX_RADAR_TURN, MAX_POWER, MIN_POWER = 8.0, 10.0, 20.0, 45.0, 3.0, 0.1
 ACT_LOW = np.array([-MAX_SPEED, -MAX_TURN, -MAX_GUN_TURN, 0.0], np.float32)
@@ -76,12 +91,64 @@ class TankBrain:
         self.hit_wall = self.hit_bot = False
         self.enemies_left = 1
         self.dead: set[int] = set()
+        self.kills: set[int] = set()  # bots our hits killed, this round
+        self.my_id = 1  # the game's id for us (set from game-started)
+        self.outcome: str | None = None  # "won" or "died" once the round ended for us
+        self.skipped = 0  # turns the server played without our intent, this round
+
+    # -- one turn's events ----------------------------------------------------------------
+
+    def apply(self, events: list[dict]) -> None:
+        """All events of one turn, as schema maps, in the bot API's dispatch order (unknown types ignored)."""
+        for e in sorted(events, key=self._order):
+            kind = e.get("type")
+            if kind == "ScannedBotEvent":
+                self.scanned(e["scannedBotId"], e["x"], e["y"], e["energy"], e["direction"], e["speed"],
+                             e["turnNumber"])
+            elif kind == "BulletHitBotEvent":
+                self._bullet_hit(e)
+            elif kind == "BotHitBotEvent" and self.my_id in (e.get("botId"), e.get("victimId")):
+                self.hit_bot = True
+                self.damage_taken(RAM_DAMAGE)
+                self.damage_dealt(RAM_DAMAGE)
+            elif kind == "BotHitWallEvent" and e.get("victimId") == self.my_id:
+                self.hit_wall = True
+            elif kind == "BotDeathEvent":
+                self._death(e["victimId"])
+            elif kind == "WonRoundEvent" and self.outcome is None:
+                self.outcome = "won"
+                self.won()
+            elif kind == "SkippedTurnEvent":
+                self.skipped += 1
+
+    def _order(self, e: dict) -> int:
+        kind = e.get("type")
+        if kind == "BotDeathEvent" and e.get("victimId") == self.my_id:
+            kind = "DeathEvent"
+        elif kind == "BulletHitBotEvent" and e.get("victimId") == self.my_id:
+            kind = "HitByBulletEvent"
+        return _ORDER.get(kind, len(_ORDER))  # type: ignore[arg-type]
+
+    def _bullet_hit(self, e: dict) -> None:
+        if e["victimId"] == self.my_id:
+            self.damage_taken(e["damage"])
+        elif (e.get("bullet") or {}).get("ownerId") == self.my_id:
+            self.damage_dealt(e["damage"])
+            if e["energy"] <= 0:  # the victim's energy after our hit: we killed it
+                self.bot_died(e["victimId"], by_us=True)
+
+    def _death(self, victim: int) -> None:
+        if victim != self.my_id:
+            self.bot_died(victim, by_us=False)  # ours was already counted by the hit that killed it
+        elif self.outcome is None:
+            self.outcome = "died"
+            self.died()
 
     # -- events ---------------------------------------------------------------------------
 
     def new_round(self) -> None:
         self.enemy, self.reward, self.hit_wall, self.hit_bot = Enemy(), 0.0, False, False
-        self.dead = set()
+        self.dead, self.kills, self.outcome, self.skipped = set(), set(), None, 0
 
     def scanned(self, bot_id: int, x: float, y: float, energy: float, direction: float, speed: float, turn: int) -> None:
         self.enemy = Enemy(bot_id, x, y, energy, direction, speed, turn, True)
@@ -93,15 +160,19 @@ class TankBrain:
         self.reward += self.rewards.damage_taken * damage
 
     def bot_died(self, victim_id: int, by_us: bool) -> None:
-        """A bot died (counted once, however many events tell of it); a kill is rewarded when it was ours."""
+        """A bot died (counted once, however many events tell of it); a kill is rewarded when it was ours.
+
+        The bot API dispatches a turn's BotDeathEvent before the hit that caused it, so the kill is
+        rewarded whichever of the two comes first."""
+        if by_us and victim_id not in self.kills:
+            self.kills.add(victim_id)
+            self.reward += self.rewards.kill
         if victim_id in self.dead:
             return
         self.dead.add(victim_id)
         self.enemies_left = max(0, self.enemies_left - 1)
         if victim_id == self.enemy.id:
             self.enemy.alive = False
-        if by_us:
-            self.reward += self.rewards.kill
 
     def died(self) -> None:
         self.reward += self.rewards.death

@@ -1,8 +1,15 @@
 """A Robocode Tank Royale tank that trains with saclstm (`saclstm tank --server ws://...`).
 
     round started   -> client.new_episode(opponent=name, or numeric id)
-    each turn       -> reward of the last turn, client.step(...), action = client.act(obs), commands, go()
-    death/round end -> the last step with terminated=True
+    each turn       -> the turn's events (all of them, from its TickEvent) into the brain, then the step
+                       that ends at this turn with its reward, action = client.act(obs), commands, go()
+    won or died     -> that turn's events, then the last step with terminated=True
+    round ended     -> if still playing: the last step was the round's last, truncated
+A turn is handled once, at the first handler the bot API calls for it: a won round and our death are
+critical events, dispatched before the turn's TickEvent, so their handlers read the same TickEvent
+(the bot API's `events` queue holds it) and close the episode with every hit and kill of that turn.
+A turn the server played without our intent (a SkippedTurnEvent) is not sent as a step taken as
+commanded: the client leaves a gap there, and the count is kept.
 Everything in a turn is in memory: the client never waits on the network,
 and a turn costs well under the game's turn timeout (tests/bench/bench_tank.py).
 """
@@ -10,6 +17,8 @@ and a turn costs well under the game's turn timeout (tests/bench/bench_tank.py).
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 from robocode_tank_royale.bot_api import BaseBot, BotInfo
@@ -24,6 +33,7 @@ from robocode_tank_royale.bot_api.events import (
     RoundEndedEvent,
     RoundStartedEvent,
     ScannedBotEvent,
+    SkippedTurnEvent,
     TickEvent,
     WonRoundEvent,
 )
@@ -33,8 +43,33 @@ from actor.client import BotClient
 
 log = logging.getLogger("saclstm.tank")
 
-# Ram damage in Tank Royale: 0.6 energy to each bot per collision.
-RAM_DAMAGE = 0.6
+
+def as_schema(e: Any, me: int) -> dict[str, Any] | None:
+    """A bot API event as the protocol's schema map (what the brain and the engine speak); None: no reward in it."""
+    turn = e.turn_number
+    if isinstance(e, ScannedBotEvent):
+        return {"type": "ScannedBotEvent", "turnNumber": turn, "scannedByBotId": e.scanned_by_bot_id,
+                "scannedBotId": e.scanned_bot_id, "energy": e.energy, "x": e.x, "y": e.y, "direction": e.direction,
+                "speed": e.speed}
+    if isinstance(e, BulletHitBotEvent):
+        return {"type": "BulletHitBotEvent", "turnNumber": turn, "victimId": e.victim_id, "bullet": {"ownerId": me},
+                "damage": e.damage, "energy": e.energy}
+    if isinstance(e, HitByBulletEvent):
+        owner = getattr(e.bullet, "owner_id", None)
+        return {"type": "BulletHitBotEvent", "turnNumber": turn, "victimId": me, "bullet": {"ownerId": owner},
+                "damage": e.damage, "energy": e.energy}
+    if isinstance(e, HitBotEvent):
+        return {"type": "BotHitBotEvent", "turnNumber": turn, "botId": me, "victimId": e.victim_id,
+                "energy": e.energy, "x": e.x, "y": e.y, "rammed": e.rammed}
+    if isinstance(e, HitWallEvent):
+        return {"type": "BotHitWallEvent", "turnNumber": turn, "victimId": me}
+    if isinstance(e, DeathEvent):
+        return {"type": "BotDeathEvent", "turnNumber": turn, "victimId": me}
+    if isinstance(e, BotDeathEvent):
+        return {"type": "BotDeathEvent", "turnNumber": turn, "victimId": e.victim_id}
+    if isinstance(e, WonRoundEvent):
+        return {"type": "WonRoundEvent", "turnNumber": turn}
+    return None
 
 
 class SaclstmTank(BaseBot):
@@ -49,62 +84,78 @@ class SaclstmTank(BaseBot):
         self.prev_action: np.ndarray | None = None
         self.opponent: str | None = None
         self.ended = True
+        self.last_turn = 0  # the newest turn handled this round
+        self.skip_pending = False  # the server played the last turn without our intent
+        self.turns = self.skipped = self.rounds = 0  # totals over the game, for the tank's report
 
     # -- game and round -------------------------------------------------------------------
 
     def on_game_started(self, e: GameStartedEvent) -> None:
         self.brain.width, self.brain.height = e.game_setup.arena_width, e.game_setup.arena_height
+        self.brain.my_id = e.my_id
 
     def on_round_started(self, e: RoundStartedEvent) -> None:
         self.brain.new_round()
         self.brain.enemies_left = max(1, self._enemy_count())
         self.prev_obs = self.prev_action = None
-        self.ended = False
+        self.ended, self.last_turn, self.skip_pending = False, 0, False
+        self.rounds += 1
         self.client.new_episode(opponent=self.opponent)
 
     def on_round_ended(self, e: RoundEndedEvent) -> None:
         self._finish(terminated=False)  # survived to the end of the round: cut, not terminal
 
     def on_death(self, e: DeathEvent) -> None:
-        self.brain.died()
-        self._finish(terminated=True)
+        self._critical(e)
 
     def on_won_round(self, e: WonRoundEvent) -> None:
-        self.brain.won()
-        self._finish(terminated=True)
+        self._critical(e)
 
-    # -- what happened this turn ----------------------------------------------------------
+    def on_skipped_turn(self, e: SkippedTurnEvent) -> None:
+        self.skipped += 1
+        self.skip_pending = True
 
     def on_scanned_bot(self, e: ScannedBotEvent) -> None:
-        self.brain.scanned(e.scanned_bot_id, e.x, e.y, e.energy, e.direction, e.speed, e.turn_number)
-        self.opponent = self._name(e.scanned_bot_id)
+        self.opponent = self._name(e.scanned_bot_id)  # the brain reads the scan from the turn's events
 
-    def on_bullet_hit(self, e: BulletHitBotEvent) -> None:
-        self.brain.damage_dealt(e.damage)
-        if e.energy <= 0:  # the victim's energy after our hit: we killed it
-            self.brain.bot_died(e.victim_id, by_us=True)
-
-    def on_hit_by_bullet(self, e: HitByBulletEvent) -> None:
-        self.brain.damage_taken(e.damage)
-
-    def on_hit_bot(self, e: HitBotEvent) -> None:
-        self.brain.hit_bot = True
-        self.brain.damage_taken(RAM_DAMAGE)
-        self.brain.damage_dealt(RAM_DAMAGE)
-
-    def on_hit_wall(self, e: HitWallEvent) -> None:
-        self.brain.hit_wall = True
-
-    def on_bot_death(self, e: BotDeathEvent) -> None:
-        self.brain.bot_died(e.victim_id, by_us=False)  # ours was already counted by on_bullet_hit
+    # -- the turn -------------------------------------------------------------------------
 
     def on_tick(self, e: TickEvent) -> None:
-        """One turn: close the last step, act, command. No I/O waits here."""
-        if e.bot_state is None or self.ended:
+        self._turn(e.turn_number, e.events, e.bot_state)
+
+    def _critical(self, e: DeathEvent | WonRoundEvent) -> None:
+        """Dispatched before its turn's TickEvent: play that turn now, from the TickEvent still queued."""
+        tick = next((t for t in (self.events or ()) if isinstance(t, TickEvent) and t.turn_number == e.turn_number),
+                    None)
+        if tick is not None:
+            self._turn(tick.turn_number, tick.events, tick.bot_state)
+        if not self.ended:  # its turn went before it (or never came): the event alone ends the episode
+            self.brain.apply([as_schema(e, self.brain.my_id)])
+            self._finish(terminated=True)
+
+    def _turn(self, turn: int, events: Iterable[Any], bot_state: Any) -> None:
+        """One turn, once: its events, the step that ends here, and (if the round goes on) the next action."""
+        if self.ended or turn <= self.last_turn:
             return
-        obs = self.brain.observe(e.bot_state, e.turn_number)
-        if self.prev_obs is not None and self.prev_action is not None:
-            self.client.step(self.prev_obs, self.prev_action, self.brain.take_reward(), obs, False, False)
+        self.last_turn = turn
+        self.turns += 1
+        me = self.brain.my_id
+        self.brain.apply([m for m in (as_schema(ev, me) for ev in events) if m is not None])
+        obs = self.brain.observe(bot_state, turn) if bot_state is not None else self.prev_obs
+        reward = self.brain.take_reward()
+        done = self.brain.outcome is not None
+        if self.prev_obs is not None and self.prev_action is not None and obs is not None:
+            if self.skip_pending and not done:
+                self.client.skip(reward)  # the server kept our previous intent: not the step we recorded
+            else:
+                self.client.step(self.prev_obs, self.prev_action, reward, obs, done, False)
+        self.skip_pending = False
+        if done:
+            self.ended = True
+            if self.prev_obs is None:
+                self.client.end_episode()
+            return
+        assert obs is not None
         action = self.client.act(obs)
         self.prev_obs, self.prev_action = obs, action
         self.command(action)
@@ -121,7 +172,7 @@ class SaclstmTank(BaseBot):
     # -- helpers --------------------------------------------------------------------------
 
     def _finish(self, terminated: bool) -> None:
-        """The episode's last step: from the last observation to itself, terminated or cut."""
+        """The episode's last step when no turn closed it: from the last observation to itself."""
         if self.ended:
             return
         self.ended = True
