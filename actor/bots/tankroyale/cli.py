@@ -1,11 +1,18 @@
-"""`saclstm tank`: run the saclstm Tank Royale tank against a real server."""
+"""`saclstm tank`: run the saclstm Tank Royale tank against a game server (ours or the official one).
+
+No server at the URL is one line and exit 1, not a traceback; `--retry-s` waits for one instead, and
+also reconnects when the server goes away mid-run (each new game starts new rounds, so new episodes).
+"""
 
 from __future__ import annotations
 
 import argparse
 import logging
 import os
+import socket
 import sys
+import time
+from urllib.parse import urlparse
 
 from actor.config import ActorConfig
 from protocol.config import ConfigError, add_flags, build, load_or_exit, read_toml
@@ -19,6 +26,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--name", default="saclstm-tank", help="the tank's name in the game")
     p.add_argument("--config", help="TOML file: [actor] for the client, [tank] for reward weights")
     p.add_argument("--eval", dest="eval_flag", action="store_true", help="play deterministically, send nothing")
+    p.add_argument("--retry-s", type=float, default=0.0, help="wait up to this long for the server, at start and "
+                   "whenever it goes away (0: exit at once, with one line, when no server answers)")
     add_flags(p, ActorConfig)
     args = p.parse_args(argv)
     if args.eval_flag:
@@ -42,13 +51,33 @@ def main(argv: list[str] | None = None) -> int:
     from robocode_tank_royale.bot_api import BotInfo
 
     client = BotClient.connect(cfg, args.name, *spec())
-    tank = SaclstmTank(client, rewards, BotInfo(name=args.name, version="0.1.0", authors=["saclstm"]), args.server,
-                       args.server_secret)
+    info = BotInfo(name=args.name, version="0.1.0", authors=["saclstm"])
     try:
-        tank.start()
+        while True:
+            if not wait_for_server(args.server, args.retry_s):
+                print(f"saclstm tank: no game server answers at {args.server}"
+                      + (f" (waited {args.retry_s:.0f} s)" if args.retry_s else ""), file=sys.stderr)
+                return 1
+            tank = SaclstmTank(client, rewards, info, args.server, args.server_secret)
+            tank.start()  # returns when the server closes the connection
+            client.end_episode()  # a round cut by the server going away
+            if args.retry_s <= 0:
+                return 0
+            logging.getLogger("saclstm.tank").info("the server went away; waiting up to %.0f s for it", args.retry_s)
     finally:
         client.close()
-    return 0
 
 
-
+def wait_for_server(url: str, patience_s: float) -> bool:
+    """True once something accepts TCP connections at the WebSocket URL's host and port (within `patience_s`)."""
+    u = urlparse(url)
+    host, port = u.hostname or "localhost", u.port or (443 if u.scheme == "wss" else 80)
+    deadline = time.monotonic() + patience_s
+    while True:
+        try:
+            with socket.create_connection((host, port), timeout=1.0):
+                return True
+        except OSError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.25)  # polling a port that is not open yet: nothing to wait on but time
