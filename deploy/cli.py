@@ -76,6 +76,9 @@ def _commands() -> dict[str, Callable[[list[str]], int]]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from protocol.lifeline import hold
+
+    hold()  # started by one of ours (launcher, battle, tests): end when it ends, the way SIGTERM ends us
     argv = sys.argv[1:] if argv is None else argv
     commands = _commands()
     if not argv or argv[0] in ("-h", "--help"):

@@ -3,6 +3,7 @@
     start the learner, wait until it answers on its metrics socket
     start N actors, each with its share of the env-step budget
     watch: live progress; restart an actor that crashes; stop on Ctrl-C
+    (and if this process dies, however: every child gets SIGTERM from the kernel, see protocol/lifeline.py)
     when the budget is spent: a deterministic eval actor plays N episodes
     stop the learner (SIGTERM: its final save), plot, print the summary
 """
@@ -25,6 +26,7 @@ import msgpack
 import zmq
 
 from protocol.config import ConfigError, add_flags, build, check, given_flags, read_toml
+from protocol.lifeline import child_env
 
 DEMO_TOML = Path(__file__).with_name("demo.toml")
 
@@ -88,8 +90,10 @@ class Launcher:
 
     def _spawn(self, child: Child) -> None:
         log = open(self.dir / f"{child.name}.log", "ab")  # noqa: SIM115 - the child owns it
+        # Own session (a terminal's Ctrl-C reaches only us; we stop them in order), and a lifeline: if we die,
+        # even by SIGKILL, each child gets SIGTERM and stops as it would on Ctrl-C (protocol/lifeline.py).
         child.proc = subprocess.Popen([sys.executable, "-m", *child.args], stdout=log, stderr=subprocess.STDOUT,
-                                      env={**os.environ, "PYTHONUNBUFFERED": "1"}, start_new_session=True)
+                                      env=child_env({**os.environ, "PYTHONUNBUFFERED": "1"}), start_new_session=True)
         log.close()
 
     def _learner(self) -> Child:

@@ -21,6 +21,8 @@ from typing import Any
 import msgpack
 import zmq
 
+from protocol.lifeline import child_env
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -44,7 +46,8 @@ class Procs:
     def start(self, name: str, module: str, *args: str, env: dict[str, str] | None = None,
               prefix: tuple[str, ...] = ()) -> subprocess.Popen:
         log = open(self.tmp / f"{name}.log", "ab")  # noqa: SIM115 - child owns it
-        full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+        # A lifeline (protocol/lifeline.py): if pytest dies, even by SIGKILL, the child gets SIGTERM.
+        full_env = child_env({**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
         proc = subprocess.Popen([*prefix, sys.executable, "-m", module, *args], stdout=log, stderr=subprocess.STDOUT,
                                 cwd=ROOT, env=full_env, start_new_session=True)
         log.close()
@@ -114,3 +117,47 @@ class Watch:
 
 def actor_stats(health: dict[str, Any], sender: str) -> dict[str, Any] | None:
     return next((a for a in health.get("actors", []) if a["sender"] == sender), None)
+
+
+def _stat(pid: int) -> tuple[int, int, str] | None:
+    """(ppid, start time in ticks, state) of `pid` from /proc, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return int(fields[1]), int(fields[19]), fields[0].decode()
+
+
+def descendants(pid: int) -> dict[int, int]:
+    """Every living process below `pid` (children, theirs, ...), as pid -> start time (so a reused pid
+    is not mistaken for one of them later)."""
+    table = {p: s for p in (int(d) for d in os.listdir("/proc") if d.isdigit()) if (s := _stat(p)) is not None}
+    found: dict[int, int] = {}
+    frontier = [pid]
+    while frontier:
+        parent = frontier.pop()
+        for child, (ppid, start, _) in table.items():
+            if ppid == parent and child not in found:
+                found[child] = start
+                frontier.append(child)
+    return found
+
+
+def running(procs: dict[int, int]) -> list[int]:
+    """Those of `procs` (pid -> start time) that still run (a zombie does not: it has ended)."""
+    out = []
+    for pid, start in procs.items():
+        s = _stat(pid)
+        if s is not None and s[1] == start and s[2] not in ("Z", "X"):
+            out.append(pid)
+    return out
+
+
+def kill_all(procs: dict[int, int]) -> None:
+    """SIGKILL those of `procs` still running: a test's last resort for processes outside its Procs."""
+    for pid in running(procs):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
