@@ -23,8 +23,21 @@ Usage:
 
 from __future__ import annotations
 
+import math
+import random
 from dataclasses import dataclass, field
 from typing import Any
+
+from actor.bots.tankroyale import rules as R
+
+_RAD = math.pi / 180.0
+_DEG = 180.0 / math.pi
+_NEAR = R.NEAR_EPSILON
+_BOT_R = R.BOT_BOUNDING_CIRCLE_RADIUS
+_BOT_D2 = float(R.BOT_BOUNDING_CIRCLE_DIAMETER) ** 2
+_BULLET_D = R.BULLET_MAX_BOUNDING_CIRCLE_DIAMETER
+_BULLET_D2 = _BULLET_D * _BULLET_D
+_SCAN_REACH2 = (R.RADAR_RADIUS + _BOT_R) ** 2
 
 
 @dataclass(frozen=True)
@@ -39,10 +52,40 @@ class Setup:
     turn_timeout_us: int = 30_000
     ready_timeout_us: int = 1_000_000
     game_type: str = "classic"
+    min_number_of_participants: int = 2
+    max_number_of_participants: int | None = None
+    default_turns_per_second: int = 30
+
+    def __post_init__(self) -> None:
+        for name, low, high in (("arena_width", R.ARENA_MIN_SIZE, R.ARENA_MAX_SIZE),
+                                ("arena_height", R.ARENA_MIN_SIZE, R.ARENA_MAX_SIZE),
+                                ("gun_cooling_rate", R.MIN_GUN_COOLING_RATE, R.MAX_GUN_COOLING_RATE)):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not low <= value <= high:
+                raise ValueError(f"Setup.{name} must be within [{low}, {high}], got {value!r}")
+        for name in ("number_of_rounds", "max_inactivity_turns"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < (1 if name == "number_of_rounds" else 0):
+                raise ValueError(f"Setup.{name} must be a non-negative whole number (rounds >= 1), got {value!r}")
 
     def to_schema(self) -> dict[str, Any]:
-        """The `game-setup` JSON map the server sends."""
-        raise NotImplementedError
+        """The `game-setup` JSON map the server sends (nothing is locked)."""
+        msg: dict[str, Any] = {
+            "gameType": self.game_type,
+            "arenaWidth": self.arena_width, "isArenaWidthLocked": False,
+            "arenaHeight": self.arena_height, "isArenaHeightLocked": False,
+            "minNumberOfParticipants": self.min_number_of_participants, "isMinNumberOfParticipantsLocked": False,
+            "isMaxNumberOfParticipantsLocked": False,
+            "numberOfRounds": self.number_of_rounds, "isNumberOfRoundsLocked": False,
+            "gunCoolingRate": self.gun_cooling_rate, "isGunCoolingRateLocked": False,
+            "maxInactivityTurns": self.max_inactivity_turns, "isMaxInactivityTurnsLocked": False,
+            "turnTimeout": self.turn_timeout_us, "isTurnTimeoutLocked": False,
+            "readyTimeout": self.ready_timeout_us, "isReadyTimeoutLocked": False,
+            "defaultTurnsPerSecond": self.default_turns_per_second,
+        }
+        if self.max_number_of_participants is not None:
+            msg["maxNumberOfParticipants"] = self.max_number_of_participants
+        return msg
 
 
 @dataclass(frozen=True)
@@ -52,6 +95,13 @@ class Participant:
     id: int
     name: str
     version: str = "1.0"
+
+
+_INTENT_NUMBERS = {"turnRate": "turn_rate", "gunTurnRate": "gun_turn_rate", "radarTurnRate": "radar_turn_rate",
+                   "targetSpeed": "target_speed", "firepower": "firepower"}
+_INTENT_FLAGS = {"adjustGunForBodyTurn": "adjust_gun_for_body_turn",
+                 "adjustRadarForBodyTurn": "adjust_radar_for_body_turn",
+                 "adjustRadarForGunTurn": "adjust_radar_for_gun_turn", "rescan": "rescan", "fireAssist": "fire_assist"}
 
 
 @dataclass
@@ -74,8 +124,29 @@ class Intent:
 
     @classmethod
     def from_schema(cls, msg: dict[str, Any]) -> Intent:
-        """From a `bot-intent` JSON map (camelCase keys; unknown keys ignored)."""
-        raise NotImplementedError
+        """From a `bot-intent` JSON map (camelCase keys; unknown keys ignored).
+
+        Numbers must be finite numbers and flags booleans (JSON null = not set); anything else is a ValueError,
+        so a malformed intent is refused whole instead of half applied.
+        """
+        if not isinstance(msg, dict):
+            raise ValueError(f"bot-intent must be a JSON object, got {type(msg).__name__}")
+        kwargs: dict[str, Any] = {}
+        for key, attr in _INTENT_NUMBERS.items():
+            value = msg.get(key)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ValueError(f"bot-intent {key} must be a finite number, got {value!r}")
+            kwargs[attr] = float(value)
+        for key, attr in _INTENT_FLAGS.items():
+            value = msg.get(key)
+            if value is None:
+                continue
+            if not isinstance(value, bool):
+                raise ValueError(f"bot-intent {key} must be true or false, got {value!r}")
+            kwargs[attr] = value
+        return cls(**kwargs)
 
 
 @dataclass
@@ -103,30 +174,719 @@ class Turn:
     game_ended: bool = False
 
 
+class _Bot:
+    """A bot's state in the current round, its standing orders and last turn's snapshot (ModelUpdater's botsCopies)."""
+
+    __slots__ = ("id", "energy", "x", "y", "direction", "gun_direction", "radar_direction", "radar_sweep", "speed",
+                 "turn_rate", "gun_turn_rate", "radar_turn_rate", "gun_heat", "px", "py", "pdir", "pgun", "pradar",
+                 "t_speed", "t_turn", "t_gun", "t_radar", "t_fire", "adj_gun_body", "adj_radar_body",
+                 "adj_radar_gun", "rescan", "fire_assist", "wall_event", "last_scan", "events")
+
+    def __init__(self, bot_id: int, x: float, y: float, direction: float) -> None:
+        self.id = bot_id
+        self.energy = R.INITIAL_BOT_ENERGY
+        self.x = x
+        self.y = y
+        self.direction = self.gun_direction = self.radar_direction = direction  # body, gun and radar start aligned
+        self.radar_sweep = self.speed = self.turn_rate = self.gun_turn_rate = self.radar_turn_rate = 0.0
+        self.gun_heat = R.INITIAL_GUN_HEAT
+        self.px, self.py, self.pdir, self.pgun, self.pradar = x, y, direction, direction, direction
+        # model/BotIntent.kt defaults: everything 0/false except fire assist, which is on by default
+        self.t_speed = self.t_turn = self.t_gun = self.t_radar = self.t_fire = 0.0
+        self.adj_gun_body = self.adj_radar_body = self.adj_radar_gun = self.rescan = False
+        self.fire_assist = True
+        self.wall_event = False  # a BotHitWallEvent was sent last turn (the next wall hit is then silent)
+        self.last_scan: tuple[float, float] | None = None  # first bot scanned last turn (for fire assist)
+        self.events: list[dict[str, Any]] = []
+
+    def apply(self, intent: Intent) -> None:
+        """model/BotIntent.update: fields that are set replace the standing order; unset ones keep it."""
+        if intent.target_speed is not None:
+            self.t_speed = float(intent.target_speed)
+        if intent.turn_rate is not None:
+            self.t_turn = float(intent.turn_rate)
+        if intent.gun_turn_rate is not None:
+            self.t_gun = float(intent.gun_turn_rate)
+        if intent.radar_turn_rate is not None:
+            self.t_radar = float(intent.radar_turn_rate)
+        if intent.firepower is not None:
+            self.t_fire = float(intent.firepower)
+        if intent.adjust_gun_for_body_turn is not None:
+            self.adj_gun_body = bool(intent.adjust_gun_for_body_turn)
+        if intent.adjust_radar_for_body_turn is not None:
+            self.adj_radar_body = bool(intent.adjust_radar_for_body_turn)
+        if intent.adjust_radar_for_gun_turn is not None:
+            self.adj_radar_gun = bool(intent.adjust_radar_for_gun_turn)
+        if intent.rescan is not None:
+            self.rescan = bool(intent.rescan)
+        if intent.fire_assist is not None:
+            self.fire_assist = bool(intent.fire_assist)
+
+    def disable_movement(self) -> None:
+        """model/BotIntent.disableMovement: a disabled bot's orders are zeroed."""
+        self.t_speed = self.t_turn = self.t_gun = self.t_radar = self.t_fire = 0.0
+
+
+class _Bullet:
+    """A bullet: its start point and the turns flown (model/Bullet, IBullet.calcPosition); x/y now, nx/ny next turn."""
+
+    __slots__ = ("id", "owner", "power", "direction", "sx", "sy", "speed", "cos", "sin", "tick", "x", "y", "nx", "ny")
+
+    def __init__(self, bullet_id: int, owner: int, power: float, direction: float, x: float, y: float) -> None:
+        self.id = bullet_id
+        self.owner = owner
+        self.power = power
+        self.direction = direction
+        self.sx = self.x = x
+        self.sy = self.y = y
+        self.speed = 20 - 3 * max(R.MIN_FIREPOWER, min(R.MAX_FIREPOWER, power))
+        angle = direction * _RAD
+        self.cos = math.cos(angle)
+        self.sin = math.sin(angle)
+        self.tick = 0
+        self.nx = self.ny = 0.0
+
+    def advance(self) -> None:
+        self.tick = tick = self.tick + 1
+        distance = self.speed * tick
+        self.x = self.sx + self.cos * distance
+        self.y = self.sy + self.sin * distance
+        distance = self.speed * (tick + 1)
+        self.nx = self.sx + self.cos * distance
+        self.ny = self.sy + self.sin * distance
+
+    def state(self) -> dict[str, Any]:
+        return {"bulletId": self.id, "ownerId": self.owner, "power": self.power, "x": self.x, "y": self.y,
+                "direction": self.direction}
+
+
+class _Record:
+    """score/ScoreAndDamage.kt: what one bot did to the others in the current round."""
+
+    __slots__ = ("bullet_damage", "ram_hits", "bullet_kills", "ram_kills", "survival", "last_survivor")
+
+    def __init__(self) -> None:
+        self.bullet_damage: dict[int, float] = {}
+        self.ram_hits: dict[int, int] = {}
+        self.bullet_kills: dict[int, None] = {}  # insertion-ordered sets, as Kotlin's mutableSetOf
+        self.ram_kills: dict[int, None] = {}
+        self.survival = 0
+        self.last_survivor = 0
+
+    def total_damage(self, victim: int) -> float:
+        return self.bullet_damage.get(victim, 0.0) + self.ram_hits.get(victim, 0) * R.RAM_DAMAGE
+
+    def score(self) -> dict[str, Any]:
+        """score/ScoreTracker.calculateScore, as floats (rounded only when a results table is made)."""
+        return {
+            "bulletDamage": R.SCORE_PER_BULLET_DAMAGE * sum(self.bullet_damage.values()),
+            "bulletKillBonus": R.BONUS_PER_BULLET_KILL * sum(self.total_damage(v) for v in self.bullet_kills),
+            "ramDamage": R.SCORE_PER_RAM_DAMAGE * (sum(self.ram_hits.values()) * R.RAM_DAMAGE),
+            "ramKillBonus": R.BONUS_PER_RAM_KILL * sum(self.total_damage(v) for v in self.ram_kills),
+            "survival": R.SCORE_PER_SURVIVAL * self.survival,
+            "lastSurvivorBonus": R.BONUS_PER_LAST_SURVIVOR * self.last_survivor,
+            "firstPlaces": 0, "secondPlaces": 0, "thirdPlaces": 0, "rank": 0,
+        }
+
+
+_SCORE_PARTS = ("bulletDamage", "bulletKillBonus", "ramDamage", "ramKillBonus", "survival", "lastSurvivorBonus")
+_PLACES = ("firstPlaces", "secondPlaces", "thirdPlaces")
+
+
+def _total(score: dict[str, Any]) -> float:
+    """model/Score.totalScore, summed in the official order (floating-point sums depend on it)."""
+    return (score["bulletDamage"] + score["bulletKillBonus"] + score["ramDamage"] + score["ramKillBonus"]
+            + score["survival"] + score["lastSurvivorBonus"])
+
+
+def _update_ranks(scores: list[dict[str, Any]]) -> None:
+    """score/RankDecorator: shared ranks by total score, best first.
+
+    Kept as the official code has it: it starts from a "previous total" of 0.0 with rank 0, so leaders whose total
+    is exactly 0 get rank 0 (and, in a round, no placement). Only a round where nobody scored at all shows it.
+    """
+    last_total, last_rank = 0.0, 0
+    for index, score in enumerate(sorted(scores, key=_total, reverse=True)):
+        total = _total(score)
+        if total != last_total:
+            last_rank = index + 1
+        score["rank"] = last_rank
+        last_total = total
+
+
+def _results_row(score: dict[str, Any]) -> dict[str, int]:
+    """The whole numbers of a `results-for-bot` table: GameServer rounds half up, but truncates bulletKillBonus."""
+    row = {key: R.round_to_int(score[key]) for key in _SCORE_PARTS}
+    row["bulletKillBonus"] = int(score["bulletKillBonus"])
+    row["totalScore"] = R.round_to_int(_total(score))
+    return row
+
+
+class _ScoreTracker:
+    """score/ScoreTracker.kt: one round's damage records, deaths, survival and last-survivor counts."""
+
+    def __init__(self, ids: list[int]) -> None:
+        self.ids = ids
+        self.records = {i: _Record() for i in ids}
+        self.alive = dict.fromkeys(ids)
+        self.last_survivors_set = False
+
+    def bullet_hit(self, shooter: int, victim: int, damage: float, killed: bool) -> None:
+        record = self.records[shooter]
+        record.bullet_damage[victim] = record.bullet_damage.get(victim, 0.0) + damage
+        if killed:
+            record.bullet_kills[victim] = None
+
+    def ram_hit(self, rammer: int, victim: int, killed: bool) -> None:
+        record = self.records[rammer]
+        record.ram_hits[victim] = record.ram_hits.get(victim, 0) + 1
+        if killed:
+            record.ram_kills[victim] = None
+
+    def deaths(self, victims: list[int]) -> None:
+        """registerDeaths: every survivor counts one survival per turn with deaths (not one per death); the first
+        time one bot (or none) is left, it (or the bots that died last, together) gets the last survivor count."""
+        if not victims:
+            return
+        before = list(self.alive)
+        for victim in victims:
+            self.alive.pop(victim, None)
+        for survivor in self.alive:
+            self.records[survivor].survival += 1
+        if not self.last_survivors_set:
+            dead = len(self.ids) - len(self.alive)
+            last = before if not self.alive else list(self.alive) if len(self.alive) == 1 else None
+            if last is not None:
+                self.last_survivors_set = True
+                for bot_id in last:
+                    self.records[bot_id].last_survivor += dead
+
+    def scores(self) -> list[dict[str, Any]]:
+        """ScoreCalculator.getScores without placements: best total first (stable), shared ranks."""
+        scores = []
+        for bot_id in self.ids:
+            score = self.records[bot_id].score()
+            score["id"] = bot_id
+            scores.append(score)
+        scores.sort(key=_total, reverse=True)
+        _update_ranks(scores)
+        return scores
+
+
 class Engine:
-    """A whole game: rounds of turns for a fixed set of participants."""
+    """A whole game: rounds of turns for a fixed set of participants.
+
+    Each turn runs the official server's pipeline (core/TurnProcessor.kt, the refactored ModelUpdater) in its
+    order: snapshot, cool and fire guns, execute intents (speed, move, then turn), bot-wall hits, bot-bot hits,
+    keep bots inside, radar scans, move bullets, bullet-wall hits, bullet hits (bullets and bots), inactivity,
+    disabled bots, deaths, round over.
+    """
 
     def __init__(self, setup: Setup, participants: list[Participant], seed: int = 0) -> None:
-        raise NotImplementedError
+        if not participants:
+            raise ValueError("a game needs at least one participant")
+        ids = [p.id for p in participants]
+        if len(set(ids)) != len(ids) or any(isinstance(i, bool) or not isinstance(i, int) or i < 1 for i in ids):
+            raise ValueError(f"participant ids must be distinct whole numbers >= 1, got {ids}")
+        grid_w, grid_h = setup.arena_width // R.START_CELL_SIZE, setup.arena_height // R.START_CELL_SIZE
+        if grid_w * grid_h < len(ids):
+            raise ValueError(f"arena {setup.arena_width}x{setup.arena_height} is too small for {len(ids)} bots")
+        self.setup = setup
+        self.participants = list(participants)
+        self._by_id = {p.id: p for p in participants}
+        self._ids = ids
+        self._rng = random.Random(seed)
+        self._width = float(setup.arena_width)
+        self._height = float(setup.arena_height)
+        self._round_number = 0
+        self._turn_number = 0
+        self._round_ended = True
+        self._game_ended = False
+        self._bots: list[_Bot] = []
+        self._bullets: list[_Bullet] = []
+        self._next_bullet_id = 0
+        self._inactivity = 0
+        self._tracker = _ScoreTracker(ids)
+        self._round_scores: list[dict[str, Any]] | None = None
+        self._accumulated: list[dict[str, Any]] = []
 
-    def new_round(self) -> Turn:
-        """Start the next round (random start positions and directions from the seed); its first turn."""
-        raise NotImplementedError
+    # --- public -------------------------------------------------------------------------------------------------
 
-    def step(self, intents: dict[int, Intent]) -> Turn:
-        """Apply the intents that arrived (missing ids keep their last intent) and play one turn."""
-        raise NotImplementedError
+    @property
+    def round_number(self) -> int:
+        return self._round_number
+
+    @property
+    def turn_number(self) -> int:
+        return self._turn_number
 
     @property
     def game_ended(self) -> bool:
-        raise NotImplementedError
+        return self._game_ended
+
+    def new_round(self) -> Turn:
+        """Start the next round (random start positions and directions from the seed); its first turn.
+
+        As the official ModelUpdater.update: the new round's first turn is played at once with no orders (they were
+        cleared), so guns have cooled once (3.0 -> 2.9) and bots stand where they were placed.
+        """
+        if self._game_ended:
+            raise RuntimeError("the game has ended: no more rounds")
+        if not self._round_ended:
+            raise RuntimeError(f"round {self._round_number} is still being played")
+        self._round_number += 1
+        self._turn_number = 0
+        self._round_ended = False
+        self._next_bullet_id = 0
+        self._bullets = []
+        self._inactivity = 0
+        self._tracker = _ScoreTracker(self._ids)
+        self._round_scores = None
+        self._bots = self._place_bots()
+        return self._play_turn()
+
+    def step(self, intents: dict[int, Intent]) -> Turn:
+        """Apply the intents that arrived (missing ids keep their last intent) and play one turn."""
+        if self._round_ended:
+            raise RuntimeError("no round is being played: call new_round() first")
+        alive = {b.id: b for b in self._bots}
+        for bot_id, intent in intents.items():
+            bot = alive.get(bot_id)
+            if bot is not None:
+                bot.apply(intent)
+            elif bot_id not in self._by_id:
+                raise ValueError(f"intent for unknown bot id {bot_id!r}")
+        return self._play_turn()
 
     def round_results(self) -> list[dict[str, Any]]:
         """Per bot, this round's scores (official `results-for-bot` shape without firstPlaces etc.), ranked."""
-        raise NotImplementedError
+        scores = self._round_scores if self._round_scores is not None else self._tracker.scores()
+        return [self._row(score) for score in scores]
 
     def results(self) -> list[dict[str, Any]]:
         """The game's results, summed over rounds, as official `results-for-observer` maps
         (id, name, version, rank, survival, lastSurvivorBonus, bulletDamage, bulletKillBonus,
-        ramDamage, ramKillBonus, totalScore, firstPlaces, secondPlaces, thirdPlaces), ranked."""
-        raise NotImplementedError
+        ramDamage, ramKillBonus, totalScore, firstPlaces, secondPlaces, thirdPlaces), ranked.
+
+        Rounds count once they have ended. Ties keep their shared rank and both rows (the official ResultsView's
+        TreeMap keyed by total score would drop one of two equal totals; we do not copy that).
+        """
+        scores = self._accumulated or self._zero_scores()
+        rows = []
+        for score in sorted(scores, key=_total, reverse=True):
+            row = self._row(score)
+            for key in _PLACES:
+                row[key] = score[key]
+            rows.append(row)
+        return rows
+
+    def results_for_bot(self, bot_id: int) -> dict[str, int]:
+        """What the official server puts in a bot's RoundEndedEventForBot / GameEndedEventForBot: the results
+        accumulated over the rounds ended so far, with rank = the bot's position in the accumulated list (which
+        the official server orders by the first round's totals and never re-sorts: GameServer.getResultsForBot)."""
+        scores = self._accumulated or self._zero_scores()
+        for index, score in enumerate(scores):
+            if score["id"] == bot_id:
+                row = _results_row(score)
+                row["rank"] = index + 1
+                for key in _PLACES:
+                    row[key] = score[key]
+                return row
+        raise ValueError(f"no results for bot id {bot_id!r}")
+
+    # --- round setup ----------------------------------------------------------------------------------------------
+
+    def _row(self, score: dict[str, Any]) -> dict[str, Any]:
+        p = self._by_id[score["id"]]
+        return {"id": p.id, "name": p.name, "version": p.version, "rank": score["rank"], **_results_row(score)}
+
+    def _zero_scores(self) -> list[dict[str, Any]]:
+        return _ScoreTracker(self._ids).scores()
+
+    def _place_bots(self) -> list[_Bot]:
+        """ModelUpdater.randomBotPosition: one bot per free cell of a ~50x50 grid, somewhere inside that cell so
+        that its bounding circle stays in it; body, gun and radar share one random direction."""
+        setup, rng = self.setup, self._rng
+        grid_w = setup.arena_width // R.START_CELL_SIZE
+        grid_h = setup.arena_height // R.START_CELL_SIZE
+        cell_w = setup.arena_width // grid_w
+        cell_h = setup.arena_height // grid_h
+        cells = grid_w * grid_h
+        occupied: set[int] = set()
+        bots = []
+        for bot_id in self._ids:
+            while True:
+                cell = rng.randrange(cells)
+                if cell not in occupied:
+                    break
+            occupied.add(cell)
+            row, col = divmod(cell, grid_w)
+            x = col * cell_w + _BOT_R + rng.random() * (cell_w - R.BOT_BOUNDING_CIRCLE_DIAMETER)
+            y = row * cell_h + _BOT_R + rng.random() * (cell_h - R.BOT_BOUNDING_CIRCLE_DIAMETER)
+            bots.append(_Bot(bot_id, float(x), float(y), rng.random() * 360))
+        return bots
+
+    # --- one turn (core/TurnProcessor.processTurn) ---------------------------------------------------------------
+
+    def _play_turn(self) -> Turn:
+        self._turn_number += 1
+        tn = self._turn_number
+        bots = self._bots
+        by_id = {b.id: b for b in bots}
+        obs: list[dict[str, Any]] = []
+        for b in bots:  # botsCopies: the state at the start of the turn
+            b.events = []
+            b.px, b.py, b.pdir, b.pgun, b.pradar = b.x, b.y, b.direction, b.gun_direction, b.radar_direction
+        self._cool_and_fire(bots, tn, obs)
+        self._execute_intents(bots)
+        if tn > 1:  # the official wall check needs a previous turn of the round
+            self._bot_wall_hits(bots, tn, obs)
+        self._bot_bot_hits(bots, tn, obs)
+        self._constrain(bots)
+        self._scans(bots, tn, obs)
+        self._move_bullets(by_id, tn, obs)
+        if self._bullet_hits(bots, by_id, tn, obs):
+            self._inactivity = 0
+        if self._inactivity > self.setup.max_inactivity_turns:
+            for b in bots:
+                b.energy -= R.INACTIVITY_DAMAGE
+        self._inactivity += 1
+        for b in bots:
+            if 0.0 <= b.energy < _NEAR:
+                b.disable_movement()
+        dead = [b.id for b in bots if b.energy < 0.0]
+        for victim in dead:
+            event = {"type": "BotDeathEvent", "turnNumber": tn, "victimId": victim}
+            for b in bots:
+                b.events.append(event)
+            obs.append(event)
+        self._tracker.deaths(dead)
+        if self._round_is_over(bots):
+            self._end_round(by_id, tn)
+        turn = self._snapshot(bots, obs)
+        if dead:
+            self._bots = [b for b in bots if b.energy >= 0.0]
+        return turn
+
+    def _cool_and_fire(self, bots: list[_Bot], tn: int, obs: list[dict[str, Any]]) -> None:
+        """GunEngine.coolDownAndFireGuns: before the bots move, so a shot leaves along last turn's gun direction."""
+        rate = self.setup.gun_cooling_rate
+        for b in bots:
+            if b.gun_heat == 0.0 and b.energy >= _NEAR:
+                fp = b.t_fire
+                if fp >= R.MIN_FIREPOWER and b.energy > fp:
+                    self._fire(b, fp, tn, obs)
+            else:
+                heat = b.gun_heat - rate
+                b.gun_heat = heat if heat > 0.0 else 0.0
+
+    def _fire(self, b: _Bot, firepower: float, tn: int, obs: list[dict[str, Any]]) -> None:
+        """GunEngine.fireBullet: power is capped at 3 but the energy paid is the firepower asked for (official)."""
+        power = min(firepower, R.MAX_FIREPOWER)
+        direction = b.gun_direction
+        if b.fire_assist and b.gun_direction == b.radar_direction and b.last_scan is not None:
+            sx, sy = b.last_scan  # fire assist: aim at the bot this radar scanned last turn
+            direction = (math.atan2(sy - b.y, sx - b.x) * _DEG) % 360.0
+        b.gun_heat = 1 + power / 5
+        self._next_bullet_id += 1
+        bullet = _Bullet(self._next_bullet_id, b.id, power, direction, b.x, b.y)
+        self._bullets.append(bullet)
+        event = {"type": "BulletFiredEvent", "turnNumber": tn, "bullet": bullet.state()}
+        b.events.append(event)
+        obs.append(event)
+        b.energy -= firepower
+
+    def _execute_intents(self, bots: list[_Bot]) -> None:
+        """TurnProcessor.executeBotIntent for enabled bots: new speed, move along the old direction, then turn.
+
+        Turn rates are clamped as rules/math.kt does (body 10 - 0.75|speed| with the new speed, gun 20, radar 45);
+        the gun and radar ride on the body (and the radar on the gun) unless the adjust flags say otherwise.
+        """
+        new_speed = R.calc_new_bot_speed
+        for b in bots:
+            if b.energy < _NEAR:
+                continue  # disabled: no movement at all
+            speed = b.speed = new_speed(b.speed, b.t_speed)
+            angle = b.direction * _RAD
+            b.x += math.cos(angle) * speed
+            b.y += math.sin(angle) * speed
+            max_turn = R.MAX_TURN_RATE - 0.75 * abs(max(-8.0, min(8.0, speed)))
+            turn = max(-max_turn, min(max_turn, b.t_turn))
+            gun = max(-R.MAX_GUN_TURN_RATE, min(R.MAX_GUN_TURN_RATE, b.t_gun))
+            radar = max(-R.MAX_RADAR_TURN_RATE, min(R.MAX_RADAR_TURN_RATE, b.t_radar))
+            b.turn_rate, b.gun_turn_rate, b.radar_turn_rate = turn, gun, radar
+            gun_adjust = turn + gun
+            if b.adj_gun_body:
+                gun_adjust -= turn
+            radar_adjust = gun_adjust + radar
+            if b.adj_radar_gun:
+                radar_adjust -= gun
+                if b.adj_gun_body:  # "orig. Robocode compatibility" in the official code
+                    radar_adjust += turn
+            if b.adj_radar_body:
+                radar_adjust -= turn
+            b.direction = (b.direction + turn) % 360.0
+            b.gun_direction = (b.gun_direction + gun_adjust) % 360.0
+            b.radar_direction = (b.radar_direction + radar_adjust) % 360.0
+            b.radar_sweep = radar_adjust
+
+    def _bot_wall_hits(self, bots: list[_Bot], tn: int, obs: list[dict[str, Any]]) -> None:
+        """CollisionDetector.checkAndHandleBotWallCollisions: pulled back inside along its move and stopped; the
+        event and the damage max(|v|/2 - 1, 0) only if last turn brought no BotHitWallEvent (official)."""
+        width, height = self._width, self._height
+        lo, hi_x, hi_y = _BOT_R, width - _BOT_R, height - _BOT_R
+        for b in bots:
+            sent = False
+            if lo <= b.x <= hi_x and lo <= b.y <= hi_y:
+                b.wall_event = sent  # inside: constrainBotPosition would leave it where it is
+                continue
+            x, y = R.constrain_bot_position(b.px, b.py, b.x, b.y, width, height)
+            if x != b.x or y != b.y:
+                b.x, b.y = x, y
+                if not b.wall_event:
+                    event = {"type": "BotHitWallEvent", "turnNumber": tn, "victimId": b.id}
+                    b.events.append(event)
+                    obs.append(event)
+                    b.energy -= R.calc_wall_damage(b.speed)
+                    sent = True
+                b.speed = 0.0
+            b.wall_event = sent
+
+    def _bot_bot_hits(self, bots: list[_Bot], tn: int, obs: list[dict[str, Any]]) -> None:
+        """CollisionDetector.checkAndHandleBotCollisions: every pair whose bounding circles touch (distance <= 36)."""
+        n = len(bots)
+        for i in range(n - 1):
+            b1 = bots[i]
+            for j in range(i + 1, n):
+                b2 = bots[j]
+                dx = b2.x - b1.x
+                if dx > 36.0 or dx < -36.0:
+                    continue
+                dy = b2.y - b1.y
+                if dy > 36.0 or dy < -36.0 or dx * dx + dy * dy > _BOT_D2:
+                    continue
+                self._bots_collide(b1, b2, tn, obs)
+
+    def _bots_collide(self, b1: _Bot, b2: _Bot, tn: int, obs: list[dict[str, Any]]) -> None:
+        """handleBotHitBot: 0.6 damage to both, ram hits scored for a bot driving into the other, both put back
+        where they were last turn (on a round's first turn the second bot is moved to a random place), rammers
+        stopped."""
+        ram12 = R.is_ramming(b1.x, b1.y, b1.direction, b1.speed, b2.x, b2.y)
+        ram21 = R.is_ramming(b2.x, b2.y, b2.direction, b2.speed, b1.x, b1.y)
+        alive1, alive2 = b1.energy >= 0.0, b2.energy >= 0.0
+        b1.energy -= R.RAM_DAMAGE
+        b2.energy -= R.RAM_DAMAGE
+        if ram12:
+            self._tracker.ram_hit(b1.id, b2.id, alive2 and b2.energy < 0.0)
+        if ram21:
+            self._tracker.ram_hit(b2.id, b1.id, alive1 and b1.energy < 0.0)
+        if tn == 1:
+            rng = self._rng
+            b2.x = _BOT_R + rng.random() * (self._width - R.BOT_BOUNDING_CIRCLE_DIAMETER)
+            b2.y = _BOT_R + rng.random() * (self._height - R.BOT_BOUNDING_CIRCLE_DIAMETER)
+        else:
+            b1.x, b1.y = b1.px, b1.py
+            b2.x, b2.y = b2.px, b2.py
+        if ram12:
+            b1.speed = 0.0
+        if ram21:
+            b2.speed = 0.0
+        e1 = {"type": "BotHitBotEvent", "turnNumber": tn, "botId": b1.id, "victimId": b2.id, "energy": b2.energy,
+              "x": b2.x, "y": b2.y, "rammed": ram12}
+        e2 = {"type": "BotHitBotEvent", "turnNumber": tn, "botId": b2.id, "victimId": b1.id, "energy": b1.energy,
+              "x": b1.x, "y": b1.y, "rammed": ram21}
+        b1.events.append(e1)
+        b2.events.append(e2)
+        obs.append(e1)
+        obs.append(e2)
+
+    def _constrain(self, bots: list[_Bot]) -> None:
+        width, height = self._width, self._height
+        lo_x, hi_x, lo_y, hi_y = _BOT_R, width - _BOT_R, _BOT_R, height - _BOT_R
+        for b in bots:
+            if not (lo_x <= b.x <= hi_x and lo_y <= b.y <= hi_y):
+                b.x, b.y = R.constrain_bot_position(b.px, b.py, b.x, b.y, width, height)
+
+    def _scans(self, bots: list[_Bot], tn: int, obs: list[dict[str, Any]]) -> None:
+        """TurnProcessor.checkAndHandleScans: a bot that moved (position or any direction) or asked to rescan scans
+        the arc its radar swept this turn (radius 1200, from radarDirection back over radarSweep); a zero sweep is
+        a line. Every other bot whose bounding circle touches it is scanned."""
+        for s in bots:
+            s.last_scan = None
+            if not (s.rescan or s.x != s.px or s.y != s.py or s.direction != s.pdir or s.gun_direction != s.pgun
+                    or s.radar_direction != s.pradar):
+                continue
+            spread = s.radar_sweep
+            end = s.radar_direction
+            if spread >= 0:
+                start = (end - spread) % 360.0
+            else:
+                start, end = end, (end - spread) % 360.0
+            a = start * _RAD
+            x0 = math.cos(a) * R.RADAR_RADIUS
+            y0 = math.sin(a) * R.RADAR_RADIUS
+            if start == end:
+                x1, y1 = x0, y0
+            else:
+                a = end * _RAD
+                x1 = math.cos(a) * R.RADAR_RADIUS
+                y1 = math.sin(a) * R.RADAR_RADIUS
+            for t in bots:
+                if t is not s and self._in_scan(s, t, start == end, x0, y0, x1, y1):
+                    event = {"type": "ScannedBotEvent", "turnNumber": tn, "scannedByBotId": s.id,
+                             "scannedBotId": t.id, "energy": t.energy, "x": t.x, "y": t.y, "direction": t.direction,
+                             "speed": t.speed}
+                    s.events.append(event)
+                    obs.append(event)
+                    if s.last_scan is None:
+                        s.last_scan = (t.x, t.y)
+
+    @staticmethod
+    def _in_scan(s: _Bot, t: _Bot, line: bool, x0: float, y0: float, x1: float, y1: float) -> bool:
+        """model/math.kt isCircleIntersectingCircleSector (or isLineIntersectingCircle for a zero sweep)."""
+        sx, sy = s.x, s.y
+        if line:
+            return R.is_line_intersecting_circle(sx, sy, sx + x0, sy + y0, t.x, t.y, _BOT_R)
+        vx = t.x - sx
+        vy = t.y - sy
+        if vx * vx + vy * vy > _SCAN_REACH2:
+            return False
+        if not (x0 * vy <= y0 * vx) and (x1 * vy <= y1 * vx):
+            return True  # the centre lies between the arc's two arms
+        return (R.is_line_intersecting_circle(sx, sy, sx + x0, sy + y0, t.x, t.y, _BOT_R)
+                or R.is_line_intersecting_circle(sx, sy, sx + x1, sy + y1, t.x, t.y, _BOT_R))
+
+    def _move_bullets(self, by_id: dict[int, _Bot], tn: int, obs: list[dict[str, Any]]) -> None:
+        """Bullets advance one tick; one whose point is on or past a wall is gone (BulletHitWallEvent to its owner)."""
+        width, height = self._width, self._height
+        kept = []
+        for bullet in self._bullets:
+            bullet.advance()
+            x, y = bullet.x, bullet.y
+            if x <= 0 or y <= 0 or x >= width or y >= height:
+                event = {"type": "BulletHitWallEvent", "turnNumber": tn, "bullet": bullet.state()}
+                owner = by_id.get(bullet.owner)
+                if owner is not None:
+                    owner.events.append(event)
+                obs.append(event)
+            else:
+                kept.append(bullet)
+        self._bullets = kept
+
+    def _bullet_hits(self, bots: list[_Bot], by_id: dict[int, _Bot], tn: int, obs: list[dict[str, Any]]) -> bool:
+        """CollisionDetector.checkAndHandleBulletHits: each bullet's line runs from this turn's point to next
+        turn's. In bullet order: bullet-bullet crossings, then the bots its line touches (radius 18, never its
+        owner). As officially, a bullet already gone this turn still counts for the later checks of the same
+        turn (the lines are snapshot first). Returns whether any bot was hit (that resets inactivity)."""
+        bullets = self._bullets
+        if not bullets:
+            return False
+        gone: set[int] = set()
+        hit_bot = False
+        n = len(bullets)
+        for i in range(n):
+            a = bullets[i]
+            for j in range(i + 1, n):
+                c = bullets[j]
+                dx = c.nx - a.nx
+                if dx > _BULLET_D or dx < -_BULLET_D:
+                    continue
+                dy = c.ny - a.ny
+                if dy > _BULLET_D or dy < -_BULLET_D or dx * dx + dy * dy > _BULLET_D2:
+                    continue
+                if R.is_line_intersecting_line(a.x, a.y, a.nx, a.ny, c.x, c.y, c.nx, c.ny):
+                    self._bullets_collide(a, c, by_id, tn, obs)
+                    gone.add(a.id)
+                    gone.add(c.id)
+            for bot in bots:
+                if bot.id == a.owner:
+                    continue
+                dx = bot.x - a.x
+                dy = bot.y - a.y
+                if dx > 40.0 or dx < -40.0 or dy > 40.0 or dy < -40.0:
+                    continue  # farther than a bullet's step plus the bot's radius: cannot touch
+                if R.is_line_intersecting_circle(a.x, a.y, a.nx, a.ny, bot.x, bot.y, _BOT_R):
+                    self._bullet_hits_bot(a, bot, by_id, tn, obs)
+                    gone.add(a.id)
+                    hit_bot = True
+        if gone:
+            self._bullets = [b for b in bullets if b.id not in gone]
+        return hit_bot
+
+    @staticmethod
+    def _bullets_collide(a: _Bullet, c: _Bullet, by_id: dict[int, _Bot], tn: int, obs: list[dict[str, Any]]) -> None:
+        sa, sc = a.state(), c.state()
+        e1 = {"type": "BulletHitBulletEvent", "turnNumber": tn, "bullet": sa, "hitBullet": sc}
+        e2 = {"type": "BulletHitBulletEvent", "turnNumber": tn, "bullet": sc, "hitBullet": sa}
+        owner = by_id.get(a.owner)
+        if owner is not None:
+            owner.events.append(e1)
+        owner = by_id.get(c.owner)
+        if owner is not None:
+            owner.events.append(e2)
+        obs.append(e1)  # observers get one event per crossing
+
+    def _bullet_hits_bot(self, a: _Bullet, bot: _Bot, by_id: dict[int, _Bot], tn: int,
+                         obs: list[dict[str, Any]]) -> None:
+        """damage 4p + 2max(p-1, 0) to the victim, 3p energy back to the shooter (if it was in this turn)."""
+        damage = R.calc_bullet_damage(a.power)
+        was_alive = bot.energy >= 0.0
+        bot.energy -= damage
+        shooter = by_id.get(a.owner)
+        if shooter is not None:
+            shooter.energy += R.BULLET_HIT_ENERGY_GAIN_FACTOR * a.power
+        self._tracker.bullet_hit(a.owner, bot.id, damage, was_alive and bot.energy < 0.0)
+        event = {"type": "BulletHitBotEvent", "turnNumber": tn, "bullet": a.state(), "victimId": bot.id,
+                 "damage": damage, "energy": bot.energy}
+        if shooter is not None:
+            shooter.events.append(event)
+        bot.events.append(event)
+        obs.append(event)
+
+    # --- round end and the turn's picture -------------------------------------------------------------------------
+
+    def _round_is_over(self, bots: list[_Bot]) -> bool:
+        """One bot (or none) left; or, with no bullet in flight, every bot left is disabled (a draw, official)."""
+        alive = [b for b in bots if b.energy >= 0.0]
+        if len(alive) <= 1:
+            return True
+        return not self._bullets and all(b.energy < _NEAR for b in alive)
+
+    def _end_round(self, by_id: dict[int, _Bot], tn: int) -> None:
+        """ScoreCalculator.getScores + AccumulatedScoreCalculator: placements by this round's rank, WonRoundEvent
+        to every rank-1 bot (only bots, not observers), then the round's scores join the game's."""
+        scores = self._tracker.scores()
+        for score in scores:
+            rank = score["rank"]
+            if 1 <= rank <= 3:
+                score[_PLACES[rank - 1]] += 1
+            if rank == 1 and score["id"] in by_id:
+                by_id[score["id"]].events.append({"type": "WonRoundEvent", "turnNumber": tn})
+        self._round_scores = scores
+        if not self._accumulated:
+            self._accumulated = [dict(score) for score in scores]
+        else:
+            acc = {score["id"]: score for score in self._accumulated}
+            for score in scores:
+                total = acc[score["id"]]
+                for key in _SCORE_PARTS + _PLACES:
+                    total[key] += score[key]
+            _update_ranks(self._accumulated)
+        self._round_ended = True
+        if self._round_number >= self.setup.number_of_rounds:
+            self._game_ended = True
+
+    def _snapshot(self, bots: list[_Bot], obs: list[dict[str, Any]]) -> Turn:
+        alive = sum(1 for b in bots if b.energy >= 0.0)
+        states = {}
+        for b in bots:
+            energy = b.energy
+            states[b.id] = {
+                "energy": energy if energy >= 0.0 else 0.0, "x": b.x, "y": b.y, "direction": b.direction,
+                "gunDirection": b.gun_direction, "radarDirection": b.radar_direction, "radarSweep": b.radar_sweep,
+                "speed": b.speed, "turnRate": b.turn_rate, "gunTurnRate": b.gun_turn_rate,
+                "radarTurnRate": b.radar_turn_rate, "gunHeat": b.gun_heat,
+                "enemyCount": alive - 1 if energy >= 0.0 else alive, "isDroid": False,
+            }
+        return Turn(self._round_number, self._turn_number, states, [bullet.state() for bullet in self._bullets],
+                    {b.id: b.events for b in bots}, obs, self._round_ended, self._game_ended)
