@@ -81,11 +81,14 @@ def decode_checkpoint(data: bytes) -> tuple[dict[str, Any], dict[str, np.ndarray
         raise CheckpointError(f"format version {meta['v']!r}, this build reads {FORMAT_VERSION}")
     tensors: dict[str, np.ndarray] = {}
     for name, wire in raw.items():
-        dtype = wire.get("dtype") if isinstance(wire, dict) else None
+        if type(name) is not str:
+            raise CheckpointError(f"tensor name {name!r} is not text")
+        if not isinstance(wire, dict) or not isinstance(wire.get("shape"), list):
+            raise CheckpointError(f"tensor {name}: not a {{dtype, shape, data}} map with a shape list")
+        dtype = wire.get("dtype")
         try:
-            arr = unpack_array(name, wire, dtype if isinstance(dtype, str) else "", (None,) * len(wire.get("shape", [])),
-                               len(data))
-        except (ProtocolError, AttributeError) as exc:
+            arr = unpack_array(name, wire, dtype if isinstance(dtype, str) else "", (None,) * len(wire["shape"]), len(data))
+        except ProtocolError as exc:
             raise CheckpointError(f"tensor {name}: {exc}") from None
         if arr.dtype.kind == "f" and not np.isfinite(arr).all():
             raise CheckpointError(f"tensor {name} holds NaN or infinity")

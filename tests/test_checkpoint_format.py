@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 from pathlib import Path
 
 import msgpack
@@ -13,6 +14,7 @@ import torch
 from learner.networks import Arch
 from learner.sac import SAC, TORSOS, Batch, SACConfig
 from learner.state import check_against, restore, snapshot
+from protocol.arrays import pack_array
 from protocol.checkpoint import CheckpointError, decode_checkpoint, encode_checkpoint, load_newest, write_atomic
 
 ARCH = Arch(3, 1, hidden=16, fc=16, act_low=(-2.0,), act_high=(2.0,))
@@ -41,51 +43,98 @@ def test_metadata_order_and_rev() -> None:
     assert np.array_equal(tensors["w"], np.ones(3, np.float32))
 
 
-@pytest.mark.parametrize("damage", ["truncate", "flip", "nan", "rev"])
-def test_damaged_files_are_refused_with_a_reason(damage: str) -> None:
-    data = encode_checkpoint({"game": "g"}, {"w": np.arange(64, dtype=np.float32)})
-    if damage == "truncate":
-        data = data[: len(data) // 2]
-    elif damage == "flip":
-        obj = msgpack.unpackb(data)
-        raw = bytearray(obj["tensors"]["w"]["data"])
-        raw[10] ^= 0x01
-        obj["tensors"]["w"]["data"] = bytes(raw)
-        data = msgpack.packb(obj)
-    elif damage == "nan":
-        obj = msgpack.unpackb(data)
-        obj["tensors"]["w"]["data"] = np.full(64, np.nan, np.float32).tobytes()
-        data = msgpack.packb(obj)
-    else:
-        obj = msgpack.unpackb(data)
-        obj["meta"]["rev"] = "0" * 16
-        data = msgpack.packb(obj)
-    with pytest.raises(CheckpointError):
-        decode_checkpoint(data)
+def damaged(meta: dict | None = None, tensors: dict | None = None, rev: str | None = None, top: object = None) -> bytes:
+    """A checkpoint file faulty only where the arguments say: the metadata in its order with `rev` computed
+    over the tensors' bytes as stored (so a damaged tensor still matches its rev), unless `rev` is given."""
+    wire = tensors if tensors is not None else {"w": pack_array(np.arange(64, dtype=np.float32))}
+    digest = hashlib.sha256()
+    for name in sorted(wire, key=str):
+        digest.update(name.encode() if isinstance(name, str) else name)
+        digest.update(wire[name]["data"] if isinstance(wire[name], dict) else b"")
+    ordered = {"v": 1, "game": "g", "episodes": 0, "rev": rev or digest.hexdigest()[:16], "updatedAt": "2026-01-01T00:00:00Z"}
+    ordered.update(meta or {})
+    return msgpack.packb(top if top is not None else {"meta": ordered, "tensors": wire}, use_bin_type=True)
+
+
+def f32_wire(values: list[float], **change: object) -> dict:
+    return {**pack_array(np.array(values, np.float32)), **change}
+
+
+# Each file is valid in every way but the one its reason names (and the reason is asserted).
+DAMAGE = {
+    "truncated": (lambda: damaged()[:-7], r"not a checkpoint \(msgpack"),
+    "trailing bytes": (lambda: damaged() + b"\x00", r"not a checkpoint \(msgpack"),
+    "not a map": (lambda: damaged(top=[1, 2]), "no meta/tensors maps"),
+    "no tensors": (lambda: damaged(top={"meta": {}}), "no meta/tensors maps"),
+    "keys out of order": (lambda: msgpack.packb({"meta": dict(reversed(list(
+        msgpack.unpackb(damaged())["meta"].items()))), "tensors": msgpack.unpackb(damaged())["tensors"]}),
+        "metadata keys out of order"),
+    "format version": (lambda: damaged(meta={"v": 2}), "format version 2, this build reads 1"),
+    "name not text": (lambda: damaged(tensors={b"w": f32_wire([1.0])}), "tensor name b'w' is not text"),
+    "not an array map": (lambda: damaged(tensors={"w": {"dtype": "f32", "shape": 1, "data": b"\0" * 4}}),
+                         "tensor w: not a {dtype, shape, data} map"),
+    "dtype not allowed": (lambda: damaged(tensors={"w": {"dtype": "f16", "shape": [2], "data": b"\0" * 4}}),
+                          "tensor w: bad_dtype"),
+    "bytes against shape": (lambda: damaged(tensors={"w": f32_wire([1.0, 2.0], shape=[3])}),
+                            "tensor w: bad_shape: .* needs 12 bytes, got 8"),
+    "bool not 0 or 1": (lambda: damaged(tensors={"flag": {"dtype": "bool", "shape": [1], "data": b"\x02"}}),
+                        "tensor flag: bad_value"),
+    "nan": (lambda: damaged(tensors={"w": f32_wire([1.0, float("nan")])}), "tensor w holds NaN or infinity"),
+    "infinity": (lambda: damaged(tensors={"w": f32_wire([float("-inf"), 1.0])}), "tensor w holds NaN or infinity"),
+    "rev of other weights": (lambda: damaged(rev="0" * 16), "rev mismatch: file says 0000000000000000"),
+    "flipped bit": (lambda: flip(encode_checkpoint({"game": "g"}, {"w": np.arange(64, dtype=np.float32)})),
+                    "rev mismatch"),
+}
+
+
+def flip(data: bytes) -> bytes:
+    """One bit of the weights flipped after the file was written (its rev was computed before)."""
+    obj = msgpack.unpackb(data)
+    raw = bytearray(obj["tensors"]["w"]["data"])
+    raw[10] ^= 0x01
+    obj["tensors"]["w"]["data"] = bytes(raw)
+    return msgpack.packb(obj, use_bin_type=True)
+
+
+def test_the_damage_helper_makes_valid_files() -> None:
+    """The baseline of every case below: undamaged, it loads (so each case's one fault is what refuses it)."""
+    meta, tensors = decode_checkpoint(damaged(tensors={"w": f32_wire([1.0, 2.0]), "flag": pack_array(np.ones(2, bool))}))
+    assert meta["game"] == "g" and tensors["w"].tolist() == [1.0, 2.0] and tensors["flag"].tolist() == [True, True]
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_damaged_files_are_refused_with_their_reason(damage: str) -> None:
+    make, reason = DAMAGE[damage]
+    with pytest.raises(CheckpointError, match=reason):
+        decode_checkpoint(make())
 
 
 @pytest.mark.parametrize("torso", TORSOS)
 def test_resume_is_bitwise_exact_and_continues_identically(torso: str) -> None:
+    """The resumed learner's next update equals the original's, with no RNG set by hand: between the save and
+    the resumed update the global RNG has moved on (the original's update, the new SAC's initialisation), as in
+    a fresh process, so only restore() bringing the saved RNG state back makes the two updates agree."""
     original = trained(torso=torso)
-    copy_of = copy.deepcopy(original)
     meta, tensors = decode_checkpoint(encode_checkpoint({"game": "t"}, snapshot(original)))
-    torch.manual_seed(123)  # a fresh process would have another RNG state: restore must bring it back
+    saved = copy.deepcopy(original)
+    out_a = original.update(batch(99))  # the RNG is where the snapshot found it
     resumed = SAC(ARCH, SACConfig(torso=torso))
     restore(resumed, tensors)
     for mod in ("actor", "critics", "targets"):
-        for a, b in zip(getattr(copy_of, mod).parameters(), getattr(resumed, mod).parameters()):
+        for a, b in zip(getattr(saved, mod).parameters(), getattr(resumed, mod).parameters()):
             assert torch.equal(a, b)
     for opt in ("actor_opt", "critic_opt", "alpha_opt"):
-        sa, sb = getattr(copy_of, opt).state_dict()["state"], getattr(resumed, opt).state_dict()["state"]
+        sa, sb = getattr(saved, opt).state_dict()["state"], getattr(resumed, opt).state_dict()["state"]
         assert sa.keys() == sb.keys() and sa
         for k in sa:
             for key in ("exp_avg", "exp_avg_sq", "step"):
                 assert torch.equal(sa[k][key], sb[k][key]), (opt, k, key)
-    torch.set_rng_state(torch.from_numpy(np.array(tensors["rng.torch"])))
-    out_a = copy_of.update(batch(99))
-    torch.set_rng_state(torch.from_numpy(np.array(tensors["rng.torch"])))
     out_b = resumed.update(batch(99))
     assert out_a == out_b
+    for mod in ("actor", "critics", "targets"):
+        for a, b in zip(getattr(original, mod).parameters(), getattr(resumed, mod).parameters()):
+            assert torch.equal(a, b), f"{mod} differs after the first update past the resume"
+    assert torch.equal(original.log_alpha, resumed.log_alpha)
 
 
 def test_load_newest_falls_back_past_corrupt_and_mismatched(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
@@ -136,3 +185,35 @@ def test_the_learner_skips_a_checkpoint_of_the_other_torso_layout(tmp_path: Path
         found = Persistence(LearnerConfig(weights_path=str(live), torso="shared", **dims)).newest()
     assert found is not None and found[0].name == "ckpt-000000000010.sacl"
     assert any("torso" in r.message and "000020" in r.message for r in caplog.records)
+
+
+@pytest.mark.parametrize("fault", ["arch unreadable", "hidden", "obs_dim", "torso"])
+def test_the_learner_refuses_a_file_of_another_model_with_its_reason(fault: str, tmp_path: Path,
+                                                                     caplog: pytest.LogCaptureFixture) -> None:
+    """learner/persistence.py: one file, valid but for the one way it does not fit; the log line names it."""
+    from dataclasses import asdict
+
+    from learner.config import LearnerConfig
+    from learner.persistence import Persistence
+
+    live = tmp_path / "live.sacl"
+    dims = {"obs_dim": 3, "act_dim": 1, "act_low": (-2.0,), "act_high": (2.0,), "hidden": 16, "fc": 16}
+    cfg = LearnerConfig(weights_path=str(live), torso="shared", **dims)
+    meta = {"grad_steps": 10, "version": 10, "arch": ARCH.to_wire(), "config": asdict(cfg)}
+    write_atomic(tmp_path / "ckpt-000000000010.sacl", encode_checkpoint(meta, snapshot(trained())))
+    assert Persistence(cfg).newest() is not None  # the baseline fits
+    want = {"arch unreadable": ("architecture unreadable", {}),
+            "hidden": ("does not match", {"hidden": 32}),
+            "obs_dim": ("does not match", {"obs_dim": 4}),
+            "torso": ("does not match", {"torso": "separate"})}
+    reason, change = want[fault]
+    if fault == "arch unreadable":
+        meta["arch"] = {"obs_dim": 3}
+        write_atomic(tmp_path / "ckpt-000000000010.sacl", encode_checkpoint(meta, snapshot(trained())))
+    with caplog.at_level("INFO", logger="saclstm.checkpoint"):
+        found = Persistence(LearnerConfig(weights_path=str(live), **{**dims, "torso": "shared", **change})).newest()
+    assert found is None
+    lines = [r.message for r in caplog.records]
+    assert len(lines) == 1 and "000010" in lines[0] and reason in lines[0], lines
+    for key, value in change.items():
+        assert f"{key!r}: {value!r}" in lines[0], lines  # the config's side of the mismatch is named
