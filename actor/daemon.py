@@ -19,6 +19,7 @@ import time
 import gymnasium as gym
 import numpy as np
 
+import actor.bots.tankroyale.env  # noqa: F401 - registers TankRoyale-v0 for --env (needs no bot API)
 from actor.client import BotClient
 from actor.config import ActorConfig
 from actor.link import ActorLink, BotSpec

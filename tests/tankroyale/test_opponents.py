@@ -8,19 +8,22 @@ import math
 import numpy as np
 import pytest
 
-from actor.bots.tankroyale.engine import Intent
+from actor.bots.tankroyale.engine import Engine, Intent, Participant, Setup, Turn
 from actor.bots.tankroyale.opponents import (
     OPPONENTS,
     Bump,
     Me,
     Scan,
     View,
+    act_on_turn,
     apply_intent,
     make,
     normal,
     view_from_api,
     view_from_schema,
 )
+
+DUCK, BOT = 1, 2
 
 
 def me(x: float = 400, y: float = 300, direction: float = 0, gun: float = 0, radar: float = 0, speed: float = 0,
@@ -126,6 +129,116 @@ def test_walls_squares_up_then_drives_to_the_wall() -> None:
     aligned = walls.act(view(me(direction=90)))
     assert aligned.turn_rate == 0
     assert walls.act(view(me(direction=90))).target_speed == 8
+
+
+# -- whole rounds on the rules engine, against a sitting duck (id 1) ----------------------------------
+
+def play(subject: str, turns: int = 500, seed: int = 3, target: str = "SittingDuck") -> list[Turn]:
+    """A one-round game of `subject` (id 2) against `target` (id 1), both fed the engine's own dicts."""
+    engine = Engine(Setup(number_of_rounds=1), [Participant(DUCK, target), Participant(BOT, subject)], seed=seed)
+    policies = {DUCK: policy(target, 1), BOT: policy(subject, 2)}
+    turn = engine.new_round()
+    history = [turn]
+    while not turn.round_ended and len(history) <= turns:
+        turn = engine.step({i: act_on_turn(p, i, turn, (800, 600)) for i, p in policies.items() if i in turn.bot_states})
+        history.append(turn)
+    return history
+
+
+def kinds(turn: Turn, bot: int = BOT) -> list[str]:
+    return [e["type"] for e in turn.events.get(bot, [])]
+
+
+def gun_error(turn: Turn) -> float:
+    """How far the bot's gun points from the duck, in degrees."""
+    me, duck = turn.bot_states[BOT], turn.bot_states[DUCK]
+    return abs(normal(math.degrees(math.atan2(duck["y"] - me["y"], duck["x"] - me["x"])) - me["gunDirection"]))
+
+
+def distance(turn: Turn) -> float:
+    me, duck = turn.bot_states[BOT], turn.bot_states[DUCK]
+    return math.hypot(duck["x"] - me["x"], duck["y"] - me["y"])
+
+
+def fired(history: list[Turn], bot: int = BOT) -> int:
+    return sum(kinds(t, bot).count("BulletFiredEvent") for t in history)
+
+
+def test_engine_sitting_duck_never_moves_nor_fires() -> None:
+    history = play("SpinBot")
+    keys = ("x", "y", "direction", "gunDirection", "radarDirection")
+    first = [history[0].bot_states[DUCK][k] for k in keys]
+    assert all([t.bot_states[DUCK][k] for k in keys] == first for t in history)
+    assert fired(history, DUCK) == 0 and fired(history, BOT) > 0
+    assert history[-1].round_ended and history[-1].bot_states[DUCK]["energy"] == 0, "SpinBot shot it dead"
+
+
+def test_engine_spinbot_turns_every_turn_and_fires_at_what_it_scans() -> None:
+    history = play("SpinBot", turns=300)
+    dirs = [t.bot_states[BOT]["direction"] for t in history]
+    assert all(a != b for a, b in zip(dirs[1:], dirs[2:])), "the body turns on every turn"
+    assert max(t.bot_states[BOT]["speed"] for t in history) == 5
+    shots = 0
+    for now, nxt in zip(history, history[1:]):
+        cool = now.bot_states[BOT]["gunHeat"] == 0
+        scanned = "ScannedBotEvent" in kinds(now)
+        assert ("BulletFiredEvent" in kinds(nxt)) == (scanned and cool), f"turn {nxt.turn_number}"
+        shots += scanned and cool
+    assert shots >= 2
+
+
+def test_engine_walls_runs_along_the_walls_gun_inward() -> None:
+    history = play("Walls", turns=600)
+    first_wall = next(i for i, t in enumerate(history) if "BotHitWallEvent" in kinds(t))
+    walls_visited = set()
+    for t in history[first_wall:]:
+        s = t.bot_states[BOT]
+        gaps = {"west": s["x"], "east": 800 - s["x"], "south": s["y"], "north": 600 - s["y"]}
+        nearest = min(gaps, key=gaps.get)
+        assert gaps[nearest] <= 18.5, f"turn {t.turn_number}: left the walls at {s['x']:.0f},{s['y']:.0f}"
+        walls_visited.add(nearest)
+        if abs(s["speed"]) > 1:  # driving: along a wall, gun pointing into the arena
+            assert s["direction"] % 90 == pytest.approx(0, abs=0.5) or s["direction"] % 90 == pytest.approx(90, abs=0.5)
+            assert normal(s["gunDirection"] - s["direction"]) == pytest.approx(90, abs=0.5)
+    assert walls_visited == {"west", "east", "south", "north"}
+
+
+def test_engine_ramfire_closes_in_and_rams() -> None:
+    history = play("RamFire")
+    start = distance(history[0])
+    rams = [t for t in history if any(e["type"] == "BotHitBotEvent" and e["rammed"] for e in t.events.get(BOT, []))]
+    assert start > 150 and rams, "drove into the duck"
+    assert min(distance(t) for t in history) < 40  # two bots of radius 18 touching
+    assert history[-1].bot_states[DUCK]["energy"] < 100
+
+
+def test_engine_tracker_follows_and_keeps_its_gun_on_the_target() -> None:
+    history = play("Tracker")
+    seen = next(i for i, t in enumerate(history) if "ScannedBotEvent" in kinds(t))
+    settled = history[seen + 15:]
+    assert settled and sum(gun_error(t) < 3 for t in settled) >= 0.9 * len(settled)
+    assert distance(history[0]) > 200 and 100 <= distance(history[-1]) <= 160, "closed to its range"
+    assert fired(history) > 0 and history[-1].bot_states[DUCK]["energy"] < 100
+
+
+def test_engine_trackfire_sits_still_and_tracks() -> None:
+    history = play("TrackFire")
+    start = (history[0].bot_states[BOT]["x"], history[0].bot_states[BOT]["y"])
+    assert all((t.bot_states[BOT]["x"], t.bot_states[BOT]["y"]) == start for t in history)
+    assert gun_error(history[-1]) < 3 and history[-1].bot_states[DUCK]["energy"] < 100
+
+
+def test_engine_head_on_bot_hits_a_still_target() -> None:
+    history = play("HeadOnBot")
+    assert fired(history) > 0 and history[-1].bot_states[DUCK]["energy"] < 100
+    assert gun_error(history[-1]) < 3
+
+
+def test_engine_random_bot_wanders() -> None:
+    history = play("RandomBot", turns=300)
+    xs = [t.bot_states[BOT]["x"] for t in history]
+    ys = [t.bot_states[BOT]["y"] for t in history]
+    assert max(xs) - min(xs) > 50 or max(ys) - min(ys) > 50
 
 
 # -- the two adapters read the same things ----------------------------------------------------------

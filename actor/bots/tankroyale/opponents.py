@@ -467,7 +467,7 @@ def act_on_turn(policy: Policy, bot_id: int, turn: Turn, arena: tuple[float, flo
 # -- adapter (a): a bot on the official Python bot API ------------------------------------------
 
 def apply_intent(bot: Any, intent: Intent) -> None:
-    """Set a BaseBot's orders from an Intent (None leaves an order as it was, as on the wire)."""
+    """Set a bot API bot's orders from an Intent (None leaves an order as it was, as on the wire)."""
     for field in ("target_speed", "turn_rate", "gun_turn_rate", "radar_turn_rate", "adjust_gun_for_body_turn",
                   "adjust_radar_for_body_turn", "adjust_radar_for_gun_turn"):
         value = getattr(intent, field)
@@ -480,14 +480,17 @@ def apply_intent(bot: Any, intent: Intent) -> None:
 
 
 def bot(name: str, server_url: str | None = None, server_secret: str | None = None, seed: int = 0) -> Any:
-    """The opponent `name` as a BaseBot (the bot API is imported here, so the environment never needs it)."""
-    from robocode_tank_royale.bot_api import BaseBot, BotInfo
+    """The opponent `name` as a bot on the official API (imported here: the environment never needs it).
+
+    A `Bot` whose run loop only calls go(): the bot API dispatches a turn's events from go(), the
+    TickEvent first, and on_tick sets the orders that the next go() sends. (A BaseBot calling go() in
+    its handlers would never be told of a tick: nothing dispatches its events.)
+    """
+    from robocode_tank_royale.bot_api import Bot, BotInfo
 
     policy = make(name)
 
-    class OpponentBot(BaseBot):
-        """Each turn: the view from the tick, the policy's orders, go()."""
-
+    class OpponentBot(Bot):
         def __init__(self) -> None:
             info = BotInfo(name=name, version="1.0", authors=["saclstm"], description=(policy.__doc__ or "").split(":")[0][:200],
                            game_types={"classic", "melee", "1v1"}, platform="Python", programming_lang="Python")
@@ -502,11 +505,12 @@ def bot(name: str, server_url: str | None = None, server_secret: str | None = No
             self.policy.reset(np.random.default_rng([seed, e.round_number]))
 
         def on_tick(self, e: Any) -> None:
-            if e.bot_state is None:
-                return
-            view = view_from_api(e.bot_state, e.events, e.turn_number, self.arena)
-            apply_intent(self, self.policy.act(view))
-            self.go()
+            if e.bot_state is not None:
+                apply_intent(self, self.policy.act(view_from_api(e.bot_state, e.events, e.turn_number, self.arena)))
+
+        def run(self) -> None:
+            while self.running:
+                self.go()
 
     return OpponentBot()
 

@@ -1,0 +1,148 @@
+"""Tank Royale as a Gymnasium environment: our tank against one scripted opponent, in process.
+
+    gymnasium.make("TankRoyale-v0", opponent="SpinBot", arena=(800, 600), max_turns=2000, seed=0)
+
+One round is one episode, played by the rules engine (engine.py) with no server and no sockets.
+What the tank sees and is rewarded for is the bot's own code: the same TankBrain reads the same
+schema-shaped events (`apply`) and the same state (`observe`) as `tank.py` in a networked game, and
+its action becomes the same orders (`commands`, radar spinning at its maximum), so experience from
+here and from a real battle are alike. The opponent is a policy from opponents.py, fed the engine's
+dicts for its own bot.
+
+    reset -> a fresh one-round game (our tank id 1, the opponent id 2), seeded from the env's rng
+    step  -> our intent from the action, the opponent's from its policy, one engine turn, the turn's
+             events for id 1 into the brain; reward = take_reward()
+    terminated when the round ended for us (we died or won), truncated after max_turns steps
+`--env TankRoyale-v0` on the actor daemon works because the daemon imports this module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from actor.bots.tankroyale.brain import ACT_HIGH, ACT_LOW, MAX_RADAR_TURN, OBS_DIM, TankBrain, TankRewards
+from actor.bots.tankroyale.engine import Engine, Intent, Participant, Setup, Turn
+from actor.bots.tankroyale.opponents import OPPONENTS, act_on_turn, make
+
+ENV_ID = "TankRoyale-v0"
+ME, THEM = 1, 2
+
+
+@dataclass(frozen=True)
+class State:
+    """A `bot-state` map with the bot API's BotState attribute names, which the brain reads."""
+
+    x: float
+    y: float
+    energy: float
+    direction: float
+    gun_direction: float
+    radar_direction: float
+    speed: float
+    gun_heat: float
+    turn_rate: float
+    gun_turn_rate: float
+
+    @classmethod
+    def from_schema(cls, s: dict[str, Any]) -> State:
+        return cls(s["x"], s["y"], s["energy"], s["direction"], s["gunDirection"], s["radarDirection"], s["speed"],
+                   s["gunHeat"], s["turnRate"], s["gunTurnRate"])
+
+
+def parse_arena(arena: Any) -> tuple[int, int]:
+    """(w, h), or "800x600" (what `--env-kwargs arena=800x600` hands over)."""
+    if isinstance(arena, str):
+        w, sep, h = arena.lower().partition("x")
+        if not sep:
+            raise ValueError(f"arena {arena!r}: expected WIDTHxHEIGHT, e.g. 800x600")
+        arena = (w, h)
+    try:
+        w, h = (int(v) for v in arena)
+    except (TypeError, ValueError):
+        raise ValueError(f"arena {arena!r}: expected (width, height)") from None
+    if not (400 <= w <= 5000 and 400 <= h <= 5000):  # the official server's limits
+        raise ValueError(f"arena {w}x{h}: width and height must be within 400..5000")
+    return w, h
+
+
+class TankRoyaleEnv(gym.Env):
+    """Our tank (TankBrain) against a scripted opponent on the rules engine; one round per episode."""
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, opponent: str = "SpinBot", arena: Any = (800, 600), max_turns: int = 2000,
+                 seed: int | None = None, rewards: TankRewards | None = None) -> None:
+        if opponent not in OPPONENTS:
+            raise ValueError(f"unknown opponent {opponent!r}; known: {', '.join(OPPONENTS)}")
+        if int(max_turns) < 1:
+            raise ValueError(f"max_turns must be at least 1, got {max_turns}")
+        self.opponent, self.arena, self.max_turns = opponent, parse_arena(arena), int(max_turns)
+        self.setup = Setup(arena_width=self.arena[0], arena_height=self.arena[1], number_of_rounds=1)
+        self.brain = TankBrain(rewards or TankRewards(), self.arena)
+        self.brain.my_id = ME
+        self.policy = make(opponent)
+        self.observation_space = gym.spaces.Box(-1.0, 1.0, (OBS_DIM,), np.float32)
+        self.action_space = gym.spaces.Box(ACT_LOW, ACT_HIGH, dtype=np.float32)
+        self._first_seed = seed
+        self.engine: Engine | None = None
+        self.turn: Turn | None = None
+        self.obs = np.zeros(OBS_DIM, np.float32)
+        self.steps = 0  # this episode's
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
+        if seed is None and self._first_seed is not None:
+            seed = self._first_seed
+        self._first_seed = None
+        super().reset(seed=seed)
+        game_seed, policy_seed = (int(v) for v in self.np_random.integers(0, 2**31 - 1, size=2))
+        self.engine = Engine(self.setup, [Participant(ME, "saclstm-tank"), Participant(THEM, self.opponent)],
+                             seed=game_seed)
+        self.policy.reset(np.random.default_rng(policy_seed))
+        self.brain.new_round()
+        self.brain.enemies_left = 1
+        self.turn, self.steps = self.engine.new_round(), 0
+        self.brain.apply(self.turn.events.get(ME, []))
+        self.obs = self.brain.observe(State.from_schema(self.turn.bot_states[ME]), self.turn.turn_number)
+        self.brain.take_reward()  # as tank.py: the first turn closes no step, so its tally goes nowhere
+        return self.obs.copy(), self._info()
+
+    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict]:
+        if self.engine is None or self.turn is None:
+            raise RuntimeError("step() before reset()")
+        if self.turn.round_ended or self.brain.outcome is not None:
+            raise RuntimeError("step() after the episode ended; call reset()")
+        speed, turn_rate, gun_turn, power = self.brain.commands(action)
+        mine = Intent(target_speed=speed, turn_rate=turn_rate, gun_turn_rate=gun_turn,
+                      radar_turn_rate=MAX_RADAR_TURN, firepower=power)
+        intents = {ME: mine}
+        if THEM in self.turn.bot_states:
+            intents[THEM] = act_on_turn(self.policy, THEM, self.turn, self.arena)
+        self.turn = self.engine.step(intents)
+        self.brain.apply(self.turn.events.get(ME, []))
+        state = self.turn.bot_states.get(ME)  # the contract keeps a bot that died this turn, at energy 0
+        if state is not None:
+            self.obs = self.brain.observe(State.from_schema(state), self.turn.turn_number)
+        terminated = self.brain.outcome is not None  # died or won, as tank.py ends its episode
+        self.steps += 1
+        truncated = not terminated and (self.turn.round_ended or self.steps >= self.max_turns)
+        return self.obs.copy(), self.brain.take_reward(), terminated, truncated, self._info()
+
+    def _info(self) -> dict[str, Any]:
+        t = self.turn
+        assert t is not None
+        energy = {bot: float(s["energy"]) for bot, s in t.bot_states.items()}
+        return {"opponent": self.opponent, "turn": t.turn_number, "won": self.brain.outcome == "won",
+                "outcome": self.brain.outcome, "energy": energy.get(ME, 0.0), "opponent_energy": energy.get(THEM, 0.0)}
+
+
+def register() -> None:
+    """Make ENV_ID known to gymnasium.make (idempotent: the daemon and a user may both import this)."""
+    if ENV_ID not in gym.registry:
+        gym.register(id=ENV_ID, entry_point=f"{__name__}:TankRoyaleEnv")
+
+
+register()

@@ -1,0 +1,139 @@
+"""TankRoyale-v0: a Gymnasium environment on the rules engine, with the tank's own brain for
+observations and rewards (no server, no sockets)."""
+
+from __future__ import annotations
+
+import math
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import actor.bots.tankroyale.env  # noqa: F401 - registers TankRoyale-v0
+from actor.bots.tankroyale.brain import OBSERVATION, TankRewards
+from actor.bots.tankroyale.env import ENV_ID, TankRoyaleEnv, parse_arena
+
+REWARDS = TankRewards()
+GUN_SIN, GUN_COS = OBSERVATION.index("sin_gun_bearing"), OBSERVATION.index("cos_gun_bearing")
+SEEN, CAN_FIRE = OBSERVATION.index("enemy_seen"), OBSERVATION.index("can_fire")
+
+
+def aim_and_fire(obs: np.ndarray) -> np.ndarray:
+    """Stand still, turn the gun onto the last scan, fire 3 when on it and the gun is cool."""
+    if obs[SEEN] < 0:
+        return np.zeros(4, np.float32)
+    off = math.degrees(math.atan2(obs[GUN_SIN], obs[GUN_COS]))
+    fire = 3.0 if abs(off) < 2.0 and obs[CAN_FIRE] > 0 else 0.0
+    return np.array([0.0, 0.0, max(-20.0, min(20.0, off)), fire], np.float32)
+
+
+def expected_reward(events: list[dict], me: int = 1) -> float:
+    """The reward the events of one turn are worth, by the README's table (TankRewards defaults)."""
+    r = REWARDS.turn
+    for e in events:
+        kind = e["type"]
+        if kind == "BulletHitBotEvent" and e["victimId"] == me:
+            r += REWARDS.damage_taken * e["damage"]
+        elif kind == "BulletHitBotEvent" and e["bullet"]["ownerId"] == me:
+            r += REWARDS.damage_dealt * e["damage"] + (REWARDS.kill if e["energy"] <= 0 else 0.0)
+        elif kind == "BotHitBotEvent":
+            r += 0.6 * (REWARDS.damage_dealt + REWARDS.damage_taken)
+        elif kind == "BotDeathEvent" and e["victimId"] == me:
+            r += REWARDS.death
+        elif kind == "WonRoundEvent":
+            r += REWARDS.win
+    return r
+
+
+def test_registered_and_passes_gymnasiums_checker() -> None:
+    env = gym.make(ENV_ID, opponent="SpinBot", max_turns=300)
+    assert isinstance(env.unwrapped, TankRoyaleEnv)
+    assert env.observation_space.shape == (35,) and env.action_space.shape == (4,)
+    check_env(env.unwrapped, skip_render_check=True)
+    env.close()
+
+
+def test_the_actor_daemon_makes_it_by_id() -> None:
+    from actor.config import ActorConfig
+    from actor.daemon import make_env
+
+    env = make_env(ActorConfig(env=ENV_ID, env_kwargs="opponent=SittingDuck,max_turns=50,arena=1000x800"))
+    assert env.env.unwrapped.arena == (1000, 800) and env.env.unwrapped.opponent == "SittingDuck"
+    obs = env.reset(seed=3)
+    assert obs.shape == (35,) and np.all(np.abs(obs) <= 1)
+
+
+def test_bad_kwargs_are_rejected_clearly() -> None:
+    with pytest.raises(ValueError, match="unknown opponent 'Nobody'"):
+        TankRoyaleEnv(opponent="Nobody")
+    with pytest.raises(ValueError, match="WIDTHxHEIGHT"):
+        parse_arena("800-600")
+    with pytest.raises(ValueError, match="400..5000"):
+        parse_arena((100, 600))
+    with pytest.raises(ValueError, match="max_turns"):
+        TankRoyaleEnv(max_turns=0)
+
+
+def rollout(seed: int, opponent: str = "SpinBot", steps: int = 150) -> list[tuple]:
+    env = TankRoyaleEnv(opponent=opponent, max_turns=steps)
+    rng = np.random.default_rng(99)
+    obs, _ = env.reset(seed=seed)
+    out = [tuple(obs)]
+    for _ in range(steps):
+        obs, reward, terminated, truncated, info = env.step(rng.uniform(env.action_space.low, env.action_space.high))
+        out.append((*obs, reward, terminated, truncated, info["energy"], info["opponent_energy"]))
+        if terminated or truncated:
+            break
+    return out
+
+
+def test_deterministic_for_a_seed() -> None:
+    a, b, c = rollout(5, "RandomBot"), rollout(5, "RandomBot"), rollout(6, "RandomBot")
+    assert a == b
+    assert a != c
+
+
+def test_an_episode_ends_by_truncation_at_max_turns() -> None:
+    env = TankRoyaleEnv(opponent="SittingDuck", max_turns=40)
+    _, first = env.reset(seed=1)
+    steps, terminated, truncated = 0, False, False
+    while not (terminated or truncated) and steps < 100:
+        _, _, terminated, truncated, info = env.step(np.zeros(4, np.float32))
+        steps += 1
+    assert (steps, truncated, terminated, info["turn"]) == (40, True, False, first["turn"] + 40)
+
+
+def test_aim_and_fire_beats_the_sitting_duck_and_the_win_pays_in_the_terminal_step() -> None:
+    env = TankRoyaleEnv(opponent="SittingDuck", max_turns=3000)
+    obs, info = env.reset(seed=11)
+    assert info["opponent"] == "SittingDuck" and not info["won"]
+    total, steps = 0.0, 0
+    while True:
+        obs, reward, terminated, truncated, info = env.step(aim_and_fire(obs))
+        events = env.turn.events.get(1, [])
+        assert reward == pytest.approx(expected_reward(events)), events
+        total, steps = total + reward, steps + 1
+        if terminated or truncated:
+            break
+    assert terminated and not truncated and info["won"] and info["opponent_energy"] == 0
+    assert any(e["type"] == "WonRoundEvent" for e in events)
+    assert reward >= REWARDS.win + REWARDS.kill + REWARDS.turn, "the win (and the kill) land in the last step"
+    assert total > 10 + REWARDS.win, "100 energy of damage dealt, a kill and a win"
+
+
+def test_rewards_equal_what_the_events_say_in_a_rough_fight() -> None:
+    env = TankRoyaleEnv(opponent="RamFire", max_turns=600)
+    obs, _ = env.reset(seed=2)
+    seen = set()
+    rng = np.random.default_rng(0)
+    for _ in range(600):
+        action = aim_and_fire(obs)
+        action[0], action[1] = rng.uniform(-8, 8), rng.uniform(-10, 10)
+        obs, reward, terminated, truncated, _ = env.step(action)
+        events = env.turn.events.get(1, [])
+        seen.update(e["type"] for e in events)
+        assert reward == pytest.approx(expected_reward(events)), events
+        if terminated or truncated:
+            break
+    assert {"ScannedBotEvent", "BulletHitBotEvent"} <= seen, seen
