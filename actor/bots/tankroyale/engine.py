@@ -382,7 +382,11 @@ class Engine:
     disabled bots, deaths, round over.
     """
 
-    def __init__(self, setup: Setup, participants: list[Participant], seed: int = 0) -> None:
+    def __init__(self, setup: Setup, participants: list[Participant], seed: int = 0,
+                 initial_positions: dict[int, tuple[float | None, float | None, float | None]] | None = None) -> None:
+        """initial_positions: bot id -> (x, y, direction), any of them None for random: the official server's
+        debugging option (--enable-initial-position, ModelUpdater.adjustForInitialPosition), x and y clamped so
+        the bot is inside the arena. It applies to every round."""
         if not participants:
             raise ValueError("a game needs at least one participant")
         ids = [p.id for p in participants]
@@ -409,6 +413,10 @@ class Engine:
         self._tracker = _ScoreTracker(ids)
         self._round_scores: list[dict[str, Any]] | None = None
         self._accumulated: list[dict[str, Any]] = []
+        self._initial = dict(initial_positions or {})
+        unknown = set(self._initial) - set(ids)
+        if unknown:
+            raise ValueError(f"initial positions for unknown bot ids {sorted(unknown)}")
 
     # --- public -------------------------------------------------------------------------------------------------
 
@@ -523,7 +531,14 @@ class Engine:
             row, col = divmod(cell, grid_w)
             x = col * cell_w + _BOT_R + rng.random() * (cell_w - R.BOT_BOUNDING_CIRCLE_DIAMETER)
             y = row * cell_h + _BOT_R + rng.random() * (cell_h - R.BOT_BOUNDING_CIRCLE_DIAMETER)
-            bots.append(_Bot(bot_id, float(x), float(y), rng.random() * 360))
+            direction = rng.random() * 360
+            fixed = self._initial.get(bot_id)
+            if fixed is not None:
+                fx, fy, fdir = fixed
+                x = R.clamp(float(x if fx is None else fx), _BOT_R, self._width - _BOT_R)
+                y = R.clamp(float(y if fy is None else fy), _BOT_R, self._height - _BOT_R)
+                direction = direction if fdir is None else float(fdir) % 360.0
+            bots.append(_Bot(bot_id, float(x), float(y), direction))
         return bots
 
     # --- one turn (core/TurnProcessor.processTurn) ---------------------------------------------------------------
