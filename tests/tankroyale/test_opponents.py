@@ -298,6 +298,29 @@ def test_the_bot_api_bot_sets_the_policys_orders() -> None:
             assert getattr(b, field) == pytest.approx(getattr(want, field)), (name, field)
 
 
+def test_as_bot_processes_on_a_server_they_play_the_same_battle_as_in_process(procs) -> None:  # noqa: ANN001
+    """`python -m actor.bots.tankroyale.opponents NAME` on the official bot API, against our server (real
+    processes, real sockets): every observer tick equals the in-process game of the same seed."""
+    pytest.importorskip("robocode_tank_royale")
+    from actor.bots.tankroyale.controller import Controller
+    from actor.bots.tankroyale.server import run_server
+
+    setup = Setup(number_of_rounds=1, turn_timeout_us=5_000_000, ready_timeout_us=20_000_000)  # no turn is skipped
+    names = ["RamFire", "Tracker"]  # ids 1 and 2: rams, rescans, a locked radar, independent gun and radar
+    ticks: list[dict] = []
+    with run_server(port=0, seed=3, setup=setup) as server:
+        for name in names:
+            procs.start(name, "actor.bots.tankroyale.opponents", name, "--server", server.url)
+        with Controller(server.url) as ctl:
+            game = ctl.play(setup, names, timeout=120, on_tick=lambda m: ticks.append(
+                {b["id"]: (b["x"], b["y"], b["direction"], b["gunDirection"], b["energy"]) for b in m["botStates"]}))
+        assert server.stats["skipped_turns"] == 0
+    local = [{i: (s["x"], s["y"], s["direction"], s["gunDirection"], s["energy"]) for i, s in t.bot_states.items()}
+             for t in play("Tracker", turns=5000, seed=3, target="RamFire")]
+    assert len(ticks) > 50 and ticks == local
+    assert {r["name"] for r in game.results} == set(names)
+
+
 def test_apply_intent_leaves_unset_orders_alone() -> None:
     pytest.importorskip("robocode_tank_royale")
     from actor.bots.tankroyale.opponents import bot
