@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol import (
+    DEFAULT_LIMITS,
     REASONS,
     Bye,
     EpisodeEnd,
@@ -136,13 +137,73 @@ def test_step_array_changes_are_rejected_with_their_reason(msg: Experience, fiel
         return
     with pytest.raises(ProtocolError) as info:
         decode(frame)
-    assert info.value.reason in {"bad_shape", "bad_dtype"}
+    assert info.value.reason == ("bad_dtype" if change == "dtype" else "bad_shape")
 
 
 def _base() -> Experience:
     n = 3
     return Experience("a", 0, "b", 0, 0, 1, np.zeros((n, 4), np.float32), np.zeros((n, 2), np.float32),
                       np.zeros(n, np.float32), np.zeros((n, 4), np.float32), np.zeros(n, bool), np.zeros(n, bool))
+
+
+def frame_of(msg: object = None, drop: tuple[str, ...] = (), **fields: object) -> bytes:
+    """A valid frame of `msg` (default: a 3-step experience) with `fields` replaced and `drop` removed."""
+    obj = msgpack.unpackb(encode(msg if msg is not None else _base()))  # type: ignore[arg-type]
+    obj.update(fields)
+    for key in drop:
+        del obj[key]
+    return msgpack.packb(obj, use_bin_type=True)
+
+
+def arr(values: object, dtype: str = "f32", shape: list[int] | None = None) -> dict:
+    """An array map; with `shape`, one that disagrees with its own bytes."""
+    out = pack_array(np.asarray(values, {"f32": np.float32, "f64": np.float64, "bool": np.bool_}[dtype]))
+    return out if shape is None else {**out, "shape": shape}
+
+
+ONE = np.ones(1, np.float32)
+# reason -> cases; each frame is valid in every way but the one its reason names.
+FAULTS: dict[str, dict[str, object]] = {
+    "undecodable": {"truncated": lambda: frame_of()[:-1], "trailing byte": lambda: frame_of() + b"\xc0",
+                    "not a map": lambda: msgpack.packb([1, 2])},
+    "unknown_kind": {"kind": lambda: frame_of(kind="experiences")},
+    "bad_version": {"v": lambda: frame_of(v=PROTOCOL_VERSION + 1)},
+    "missing_field": {"v": lambda: frame_of(drop=("v",)), "bot": lambda: frame_of(drop=("bot",)),
+                      "reward": lambda: frame_of(drop=("reward",))},
+    "bad_type": {"episode as text": lambda: frame_of(episode="0"), "obs as a list": lambda: frame_of(obs=[0.0] * 12),
+                 "eval as 1": lambda: frame_of(EpisodeEnd("a", 0, "b", 0, 1.0, 5), eval=1)},
+    "bad_dtype": {"obs in f64": lambda: frame_of(obs=arr(np.zeros((3, 4)), "f64")),
+                  "not on the list": lambda: frame_of(reward={"dtype": "f16", "shape": [3], "data": b"\0" * 6})},
+    "bad_shape": {"bytes against shape": lambda: frame_of(reward=arr(np.zeros(3), shape=[4])),
+                  "steps differ": lambda: frame_of(reward=arr(np.zeros(4))),
+                  "obs widths differ": lambda: frame_of(next_obs=arr(np.zeros((3, 5))))},
+    "non_finite": {"reward nan": lambda: frame_of(reward=arr([0.0, np.nan, 0.0])),
+                   "prev_reward inf": lambda: frame_of(prev_reward=float("inf"))},
+    "too_large": {"bot name": lambda: frame_of(bot="b" * 257), "steps": lambda: (frame_of(), Limits(max_steps=2)),
+                  "frame": lambda: (frame_of(), Limits(max_message_bytes=len(frame_of()) - 1))},
+    "dims_mismatch": {"obs_dim": lambda: (frame_of(), Limits(obs_dim=5, act_dim=2)),
+                      "act_dim": lambda: (frame_of(), Limits(obs_dim=4, act_dim=1))},
+    "bad_value": {"seq negative": lambda: frame_of(seq=-1), "empty bot": lambda: frame_of(bot=""),
+                  "done mid-batch": lambda: frame_of(terminated=arr([True, False, False], "bool")),
+                  "bool byte 2": lambda: frame_of(truncated={"dtype": "bool", "shape": [3], "data": b"\0\0\2"}),
+                  "inverted bounds": lambda: frame_of(Hello("a", 0, "b", 1, 1, -ONE, ONE, ONE, -ONE))},
+}
+CASES = [(reason, name) for reason, cases in FAULTS.items() for name in cases]
+
+
+def test_every_reason_has_its_faults_and_the_base_frames_are_valid() -> None:
+    assert set(FAULTS) == set(REASONS)
+    for msg in (None, EpisodeEnd("a", 0, "b", 0, 1.0, 5), Hello("a", 0, "b", 1, 1, -ONE, ONE, -ONE, ONE)):
+        decode(frame_of(msg), Limits(obs_dim=4, act_dim=2) if msg is None else DEFAULT_LIMITS)
+
+
+@pytest.mark.parametrize(("reason", "case"), CASES, ids=[f"{r}-{c}" for r, c in CASES])
+def test_each_fault_is_rejected_with_its_own_reason(reason: str, case: str) -> None:
+    made = FAULTS[reason][case]()  # type: ignore[operator]
+    frame, limits = made if isinstance(made, tuple) else (made, DEFAULT_LIMITS)
+    with pytest.raises(ProtocolError) as info:
+        decode(frame, limits)
+    assert info.value.reason == reason, info.value
 
 
 def test_dims_mismatch_against_configured_dims() -> None:
