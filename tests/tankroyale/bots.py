@@ -81,7 +81,7 @@ class Spin(LoggingBot):
     def act(self, turn: int) -> None:
         self.turn_rate = 10
         self.gun_turn_rate = 20
-        self.set_fire(1)
+        self.set_fire(3)
 
 
 class Walk(LoggingBot):
@@ -90,7 +90,7 @@ class Walk(LoggingBot):
         self.turn_rate = 4
         self.radar_turn_rate = 45
         if self.gun_heat == 0:
-            self.set_fire(2)
+            self.set_fire(3)
 
 
 class Sleepy(Spin):

@@ -16,6 +16,7 @@ returns the game's results. Blocking, one thread, no event loop to share:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -27,7 +28,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
 from actor.bots.tankroyale.engine import Setup
-from actor.bots.tankroyale.protocol_tr import dumps, setup_to_schema
+from actor.bots.tankroyale.protocol_tr import dumps
 
 Callback = Callable[[dict[str, Any]], None]
 
@@ -57,8 +58,10 @@ class Controller:
                  version: str = "0.1.0", timeout: float = 10.0) -> None:
         self.url = url
         self.bots: list[dict[str, Any]] = []
+        self._stack = contextlib.ExitStack()  # websockets >= 17.1 wants connect() entered as a context
         try:
-            self.ws: ClientConnection = connect(url, open_timeout=timeout, compression=None, max_size=1 << 24)
+            self.ws: ClientConnection = self._stack.enter_context(
+                connect(url, open_timeout=timeout, compression=None, max_size=1 << 24))
         except (OSError, TimeoutError) as e:
             raise ControllerError(f"cannot connect to {url}: {e}") from e
         try:
@@ -70,7 +73,7 @@ class Controller:
                        "version": version, "author": "saclstm", **({"secret": secret} if secret else {})})
             self._recv_until({"BotListUpdate"}, timeout)  # the server's answer to a handshake it accepts
         except BaseException:
-            self.ws.close()
+            self.close()
             raise
 
     # -- plumbing -----------------------------------------------------------------------------
@@ -102,7 +105,7 @@ class Controller:
                 return msg
 
     def close(self) -> None:
-        self.ws.close()
+        self._stack.close()
 
     def __enter__(self) -> Controller:
         return self
@@ -129,12 +132,12 @@ class Controller:
                 pass
 
     def play(self, setup: Setup, bots: Sequence[dict[str, Any] | str], *, on_round: Callback | None = None,
-             on_tick: Callback | None = None, timeout: float | None = None, join_timeout: float = 30.0,
-             min_participants: int | None = None) -> GameRecord:
+             on_tick: Callback | None = None, timeout: float | None = None, join_timeout: float = 30.0
+             ) -> GameRecord:
         """Start a game of `bots` (bot-infos or names) and follow it to its end; stops it on timeout."""
         infos = self._resolve(bots, join_timeout)
         self.send({"type": "StartGame",
-                   "gameSetup": setup_to_schema(setup, min_participants=min_participants or len(infos)),
+                   "gameSetup": setup.to_schema(),
                    "botAddresses": [{"host": b["host"], "port": b["port"]} for b in infos]})
         deadline = None if timeout is None else time.monotonic() + timeout
         rounds: list[dict[str, Any]] = []

@@ -132,58 +132,45 @@ def merge_intent(old: Intent | None, new: Intent) -> Intent:
 # -- game setup ---------------------------------------------------------------------------------
 
 
-def setup_to_schema(setup: Setup, default_tps: int = 30, min_participants: int = 1,
-                    max_participants: int | None = None) -> dict[str, Any]:
-    """The full official `game-setup` map (the bot API requires every field, locks included)."""
-    out: dict[str, Any] = {
-        "gameType": setup.game_type, "arenaWidth": setup.arena_width, "arenaHeight": setup.arena_height,
-        "minNumberOfParticipants": min_participants, "numberOfRounds": setup.number_of_rounds,
-        "gunCoolingRate": setup.gun_cooling_rate, "maxInactivityTurns": setup.max_inactivity_turns,
-        "turnTimeout": setup.turn_timeout_us, "readyTimeout": setup.ready_timeout_us,
-        "defaultTurnsPerSecond": default_tps,
-    }
-    if max_participants is not None:
-        out["maxNumberOfParticipants"] = max_participants
-    for name in ("ArenaWidth", "ArenaHeight", "MinNumberOfParticipants", "MaxNumberOfParticipants",
-                 "NumberOfRounds", "GunCoolingRate", "MaxInactivityTurns", "TurnTimeout", "ReadyTimeout"):
-        out[f"is{name}Locked"] = False
-    return out
+_SETUP_INTS = {"arenaWidth": "arena_width", "arenaHeight": "arena_height", "numberOfRounds": "number_of_rounds",
+               "maxInactivityTurns": "max_inactivity_turns", "turnTimeout": "turn_timeout_us",
+               "readyTimeout": "ready_timeout_us", "minNumberOfParticipants": "min_number_of_participants",
+               "maxNumberOfParticipants": "max_number_of_participants",
+               "defaultTurnsPerSecond": "default_turns_per_second"}
+_SETUP_LIMITS = {"turn_timeout_us": (1, 60_000_000), "ready_timeout_us": (1, 600_000_000),
+                 "min_number_of_participants": (1, 1000), "max_number_of_participants": (1, 1000),
+                 "default_turns_per_second": (-1, 10_000), "number_of_rounds": (1, 1_000_000)}
 
 
-_SETUP_INTS = {"arenaWidth": ("arena_width", 100, 100_000), "arenaHeight": ("arena_height", 100, 100_000),
-               "numberOfRounds": ("number_of_rounds", 1, 1_000_000),
-               "maxInactivityTurns": ("max_inactivity_turns", 1, 10_000_000),
-               "turnTimeout": ("turn_timeout_us", 1, 60_000_000), "readyTimeout": ("ready_timeout_us", 1, 600_000_000)}
-
-
-def setup_from_schema(gs: Any, base: Setup) -> tuple[Setup, int]:
-    """A start-game's `gameSetup` -> (Setup, minimum participants); missing fields keep `base`'s values."""
+def setup_from_schema(gs: Any, base: Setup) -> Setup:
+    """A start-game's `gameSetup` -> Setup; missing fields keep `base`'s values, bad ones are a ProtocolError."""
     if gs is None:
-        return base, 1
+        return base
     if not isinstance(gs, dict):
         raise ProtocolError("StartGame: 'gameSetup' must be an object")
     fields: dict[str, Any] = {}
-    for key, (attr, low, high) in _SETUP_INTS.items():
+    for key, attr in _SETUP_INTS.items():
         value = gs.get(key)
         if value is None:
             continue
+        low, high = _SETUP_LIMITS.get(attr, (0, 10_000_000))
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise ProtocolError(f"StartGame: gameSetup.{key} must be an integer in [{low}, {high}], not {value!r:.40}")
         fields[attr] = value
     rate = gs.get("gunCoolingRate")
     if rate is not None:
-        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0.0 < rate <= 10.0:
-            raise ProtocolError(f"StartGame: gameSetup.gunCoolingRate must be in (0, 10], not {rate!r:.40}")
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)):
+            raise ProtocolError(f"StartGame: gameSetup.gunCoolingRate must be a number, not {rate!r:.40}")
         fields["gun_cooling_rate"] = float(rate)
     game_type = gs.get("gameType")
     if game_type is not None:
         if not isinstance(game_type, str) or not game_type:
             raise ProtocolError("StartGame: gameSetup.gameType must be a string")
         fields["game_type"] = game_type
-    low = gs.get("minNumberOfParticipants", 1)
-    if isinstance(low, bool) or not isinstance(low, int) or low < 1:
-        raise ProtocolError("StartGame: gameSetup.minNumberOfParticipants must be a positive integer")
-    return replace(base, **fields), low
+    try:
+        return replace(base, **fields)  # Setup checks its own ranges
+    except ValueError as e:
+        raise ProtocolError(f"StartGame: {e}") from None
 
 
 def bot_addresses(msg: Mapping[str, Any]) -> list[tuple[str, int]]:

@@ -111,7 +111,6 @@ class Game:
     setup: Setup
     setup_schema: dict[str, Any]
     seed: int
-    min_participants: int
     bots: dict[int, Client]
     engine: Any = None
     turn: Turn | None = None
@@ -243,15 +242,15 @@ class GameServer:
     # -- bots and controllers -----------------------------------------------------------------
 
     def _on_bot_message(self, client: Client, msg: dict[str, Any]) -> None:
+        intent = p.intent_from_msg(msg) if msg["type"] == "BotIntent" else None  # malformed in or out of a game
         game, bot_id = self.game, client.bot_id
         if game is None or bot_id is None:
             return  # not in a game: the official server ignores it too
-        if msg["type"] == "BotReady":
+        if intent is None:
             if game.state == "preparing":
                 game.ready.add(bot_id)
                 game.wake.set()
             return
-        intent = p.intent_from_msg(msg)
         if game.state != "running":
             return
         self.stats["intents"] += 1
@@ -275,15 +274,18 @@ class GameServer:
         if self.game is not None:
             self._reject(client, "unexpected", "StartGame while a game runs")
             return
-        setup, min_participants = p.setup_from_schema(msg.get("gameSetup"), self.config.setup)
+        setup = p.setup_from_schema(msg.get("gameSetup"), self.config.setup)
         chosen = self._bots_at(p.bot_addresses(msg))
         if not chosen:
             self._reject(client, "unexpected", "StartGame names no connected bot")
             return
-        schema = p.setup_to_schema(setup, min_participants=min_participants)
-        self.last_setup = schema
         seed = self.config.seed + self.stats["games_started"]
-        game = Game(setup, schema, seed, min_participants, {i: c for i, c in enumerate(chosen, 1)})
+        game = Game(setup, setup.to_schema(), seed, {i: c for i, c in enumerate(chosen, 1)})
+        try:
+            game.engine = self.engine_factory(setup, game.participants(), seed)
+        except ValueError as e:  # a setup the rules cannot play, e.g. too many bots for the arena
+            raise p.ProtocolError(f"StartGame: {e}") from None
+        self.last_setup = game.setup_schema
         for bot_id, bot in game.bots.items():
             bot.bot_id = bot_id
         self.game = game
@@ -342,7 +344,6 @@ class GameServer:
 
     async def _prepare(self, game: Game) -> bool:
         """GameStartedEventForBot to each bot, then wait for their BotReady up to the ready timeout."""
-        game.engine = self.engine_factory(game.setup, game.participants(), game.seed)
         game.turn = game.engine.new_round()
         names = {i: c.handshake["name"] for i, c in game.bots.items()}
         for bot_id, bot in game.bots.items():
@@ -356,7 +357,7 @@ class GameServer:
         ready = game.ready & game.connected
         if game.state != "preparing":
             return False
-        if len(ready) < game.min_participants or not ready:
+        if len(ready) < game.setup.min_number_of_participants or not ready:
             self._abort(game, f"only {len(ready)} of {len(game.bots)} bots ready")
             return False
         if ready != set(game.bots):
@@ -452,12 +453,11 @@ class GameServer:
 
     def _round_ended(self, game: Game, turn: Turn) -> None:
         self.stats["rounds"] += 1
-        results = p.ranked(game.engine.round_results())
+        for bot_id in game.connected:
+            results = game.engine.results_for_bot(bot_id)
+            self._send(game.bots[bot_id], p.round_ended_for_bot(turn.round_number, turn.turn_number, results))
+        results = p.ranked(game.engine.results())  # the game's so far, as the official server sends them
         parts = {q.id: q for q in game.participants()}
-        for entry in results:
-            bot_id = entry.get("id")
-            if bot_id in game.connected:
-                self._send(game.bots[bot_id], p.round_ended_for_bot(turn.round_number, turn.turn_number, entry))
         observed = [p.results_for_observer(e, parts) for e in results if e.get("id") in parts]
         self._broadcast(self._watchers(), p.round_ended_for_observer(turn.round_number, turn.turn_number, observed))
 
@@ -465,10 +465,8 @@ class GameServer:
         results = p.ranked(game.engine.results())
         rounds = game.turn.round_number if game.turn else game.setup.number_of_rounds
         parts = {q.id: q for q in game.participants()}
-        for entry in results:
-            bot_id = entry.get("id")
-            if bot_id in game.connected:
-                self._send(game.bots[bot_id], p.game_ended_for_bot(rounds, entry))
+        for bot_id in game.connected:
+            self._send(game.bots[bot_id], p.game_ended_for_bot(rounds, game.engine.results_for_bot(bot_id)))
         observed = [p.results_for_observer(e, parts) for e in results if e.get("id") in parts]
         game.state = "ended"
         self.stats["games_ended"] += 1
@@ -577,7 +575,7 @@ class ServerHandle:
         if self._thread.is_alive() and self._stop is not None:
             stop = self._stop
             with contextlib.suppress(RuntimeError):
-                self._loop.call_soon_threadsafe(lambda: stop.done() or stop.set_result(None))
+                self._loop.call_soon_threadsafe(lambda: None if stop.done() else stop.set_result(None))
             self._thread.join(timeout)
 
     def __enter__(self) -> ServerHandle:
@@ -629,7 +627,7 @@ async def _main_async(args: argparse.Namespace) -> GameServer:
     loop = asyncio.get_running_loop()
     stop = loop.create_future()
     for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, lambda: stop.done() or stop.set_result(None))
+        loop.add_signal_handler(sig, lambda: None if stop.done() else stop.set_result(None))
 
     def started(ws_server: Server) -> None:
         print(f"listening on ws://{args.host}:{_bound_port(ws_server)}", flush=True)

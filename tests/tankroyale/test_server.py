@@ -1,0 +1,267 @@
+"""Our Tank Royale server with bots on the official Python bot API, driven by our controller.
+
+Everything real: the server on a thread of this process on a free 127.0.0.1 port, each bot its own
+process (tests/tankroyale/bots.py, killed when the test ends, pass or fail), the rules engine.py's.
+Waits poll a condition with a deadline.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip("robocode_tank_royale")
+
+from websockets.exceptions import ConnectionClosed  # noqa: E402
+from websockets.sync.client import connect  # noqa: E402
+
+from actor.bots.tankroyale.controller import Controller, ControllerError, GameAborted  # noqa: E402
+from actor.bots.tankroyale.engine import Setup  # noqa: E402
+from actor.bots.tankroyale.server import ServerHandle, run_server  # noqa: E402
+from tests.procs import ROOT, Procs, free_port  # noqa: E402
+
+BOT_SECRET, CTL_SECRET = "bots-only", "controllers-only"
+# Short rounds: a small arena, fast guns, little patience for inactivity.
+SHORT = Setup(arena_width=400, arena_height=400, number_of_rounds=3, gun_cooling_rate=0.5, max_inactivity_turns=60,
+              turn_timeout_us=200_000, ready_timeout_us=5_000_000)
+
+
+def wait_for(cond: Callable[[], Any], timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = cond()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(0.02)
+
+
+@pytest.fixture
+def server(caplog: pytest.LogCaptureFixture) -> Iterator[ServerHandle]:
+    caplog.set_level(logging.INFO, logger="saclstm.tankroyale.server")
+    handle = run_server(port=0, bot_secrets=BOT_SECRET, controller_secrets=CTL_SECRET, seed=11)
+    try:
+        yield handle
+    finally:
+        handle.close()
+
+
+def start_bot(procs: Procs, url: str, kind: str, name: str, secret: str = BOT_SECRET, *extra: str
+              ) -> subprocess.Popen:
+    return procs.start(name, "tests.tankroyale.bots", kind, "--name", name, "--url", url, "--secret", secret,
+                       "--log", str(procs.tmp / f"{name}.jsonl"), *extra)
+
+
+def bot_events(procs: Procs, name: str, event: str | None = None) -> list[dict[str, Any]]:
+    path = procs.tmp / f"{name}.jsonl"
+    lines = path.read_text().splitlines() if path.exists() else []
+    events = [json.loads(line) for line in lines if line.endswith("}")]
+    return [e for e in events if event is None or e["event"] == event]
+
+
+def no_errors(procs: Procs, caplog: pytest.LogCaptureFixture, server: ServerHandle) -> None:
+    assert server.stats["errors"] == 0
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], "server logged errors"
+    for name, _ in procs.procs:
+        log = procs.log(name)
+        assert "Traceback" not in log and "Error" not in log, f"{name}: {log[-2000:]}"
+
+
+def test_official_bots_play_a_full_game_and_a_wrong_secret_is_refused(
+        server: ServerHandle, procs: Procs, caplog: pytest.LogCaptureFixture) -> None:
+    names = ["Spinner", "Walker", "Twirl"]
+    for kind, name in zip(("spin", "walk", "spin"), names):
+        start_bot(procs, server.url, kind, name)
+    intruder = start_bot(procs, server.url, "spin", "Intruder", "wrong secret")
+    with pytest.raises(ControllerError, match="1008"):
+        Controller(server.url, "wrong secret")
+    with Controller(server.url, CTL_SECRET) as ctl:
+        ctl.wait_for_bots(names, timeout=30)
+        game = ctl.play(SHORT, names, timeout=60)
+        assert intruder.wait(timeout=10) is not None  # the bot API gives up once refused
+        assert "Intruder" not in {b["name"] for b in ctl.bots}
+    stats = server.stats
+    assert stats["refused_secret"] == 2 and stats["games_ended"] == 1 and stats["rounds"] == 3
+    assert stats["malformed"] == stats["unexpected"] == 0
+
+    # Every round ended, each with every bot's result (the game's so far, as the official server sends them):
+    # scores only grow, one more round's places each time, and the last round's results are the game's.
+    assert [r["roundNumber"] for r in game.rounds] == [1, 2, 3]
+    assert all(sorted(e["id"] for e in r["results"]) == [1, 2, 3] for r in game.rounds)
+    for bot_id in (1, 2, 3):
+        totals = [next(e["totalScore"] for e in r["results"] if e["id"] == bot_id) for r in game.rounds]
+        assert totals == sorted(totals), totals
+    for k, r in enumerate(game.rounds, 1):  # at most one place a round (none in a round nobody scored in)
+        assert all(e["firstPlaces"] + e["secondPlaces"] + e["thirdPlaces"] <= k for e in r["results"]), r
+    assert game.rounds[-1]["results"] == game.results
+    assert {e["id"]: e["name"] for e in game.results} == {1: "Spinner", 2: "Walker", 3: "Twirl"}
+    ranked = sorted(game.results, key=lambda e: e["rank"])
+    assert [e["rank"] for e in ranked][0] == 1
+    assert [e["totalScore"] for e in ranked] == sorted((e["totalScore"] for e in ranked), reverse=True)
+
+    # Each official bot saw the whole game and its own result.
+    by_name = {e["name"]: e for e in game.results}
+    for name in names:
+        ended = wait_for(lambda n=name: bot_events(procs, n, "game_ended"), 10, f"{name}'s game end")
+        # (its rank is its place in the official server's unsorted list, so only the score must agree)
+        assert ended[0]["rounds"] == 3 and ended[0]["total"] == by_name[name]["totalScore"]
+        assert [e["round"] for e in bot_events(procs, name, "round_ended")] == [1, 2, 3]
+        assert bot_events(procs, name, "game_started")[0]["my_id"] == by_name[name]["id"]
+    no_errors(procs, caplog, server)
+
+
+def ticks_of_one_game(procs: Procs, seed: int, tag: str) -> list[tuple]:
+    """Every observer tick of a 2-round game of two deterministic bots on a fresh server."""
+    ticks: list[tuple] = []
+
+    def record(msg: dict[str, Any]) -> None:
+        bots = sorted((b["id"], b["x"], b["y"], b["energy"], b["direction"], b["gunDirection"], b["speed"])
+                      for b in msg["botStates"])
+        bullets = sorted((b["ownerId"], b["x"], b["y"], b["power"]) for b in msg["bulletStates"])
+        ticks.append((msg["roundNumber"], msg["turnNumber"], bots, bullets))
+    with run_server(port=0, seed=seed) as handle:
+        names = [f"Spin{tag}", f"Walk{tag}"]
+        start_bot(procs, handle.url, "spin", names[0], "")
+        start_bot(procs, handle.url, "walk", names[1], "")
+        with Controller(handle.url) as ctl:
+            # A turn timeout no turn reaches, so every intent counts: no skipped turn, one battle.
+            ctl.play(Setup(arena_width=400, arena_height=400, number_of_rounds=2, gun_cooling_rate=0.5,
+                           max_inactivity_turns=60, turn_timeout_us=5_000_000, ready_timeout_us=5_000_000),
+                     names, on_tick=record, timeout=60)
+        assert handle.stats["skipped_turns"] == 0
+    return ticks
+
+
+def test_the_same_seed_gives_the_same_battle(procs: Procs) -> None:
+    first = ticks_of_one_game(procs, 5, "A")
+    second = ticks_of_one_game(procs, 5, "B")
+    assert len(first) > 20 and {t[0] for t in first} == {1, 2}
+    assert first == second
+
+
+def test_garbage_is_refused_and_counted_and_the_battle_goes_on(
+        server: ServerHandle, procs: Procs, caplog: pytest.LogCaptureFixture) -> None:
+    names = ["GarbageSpin", "GarbageWalk"]
+    start_bot(procs, server.url, "spin", names[0])
+    start_bot(procs, server.url, "walk", names[1])
+    codes: list[int | None] = []
+
+    def throw_garbage(msg: dict[str, Any]) -> None:
+        if msg["roundNumber"] != 1 or msg["turnNumber"] != 5:
+            return
+        for frame in ("not json", b"\x00\xff binary", "[1, 2]", '{"type": 7}', '{"type": "Nope"}',
+                      '{"type": "BotIntent", "targetSpeed": 8}'):
+            with connect(server.url) as raw:
+                raw.recv(5)  # the server's handshake
+                raw.send(frame)
+                try:
+                    raw.recv(5)
+                except ConnectionClosed as e:
+                    codes.append(e.rcvd.code if e.rcvd else None)
+        with connect(server.url) as raw:  # a bot that joined properly, then talks nonsense: dropped, kept
+            hello = json.loads(raw.recv(5))
+            raw.send(json.dumps({"type": "BotHandshake", "sessionId": hello["sessionId"], "name": "Chatter",
+                                 "version": "1", "authors": ["x"], "secret": BOT_SECRET}))
+            for frame in ("{{{", '{"type": "BotIntent", "targetSpeed": "fast"}', '{"type": "StartGame"}'):
+                raw.send(frame)
+            assert raw.ping().wait(5)  # still connected after all that
+    with Controller(server.url, CTL_SECRET) as ctl:
+        game = ctl.play(SHORT, names, on_tick=throw_garbage, timeout=60)
+    assert codes == [1008] * 6
+    assert len(game.rounds) == 3 and len(game.results) == 2
+    stats = server.stats
+    assert stats["malformed"] == 5 + 2 and stats["refused_no_handshake"] == 1 and stats["unexpected"] == 1
+    assert stats["errors"] == 0 and stats["games_ended"] == 1
+    for name in names:
+        wait_for(lambda n=name: bot_events(procs, n, "game_ended"), 10, f"{name}'s game end")
+
+
+def test_a_bot_killed_mid_round_leaves_the_others_to_finish(
+        server: ServerHandle, procs: Procs, caplog: pytest.LogCaptureFixture) -> None:
+    names = ["Victim", "KeepSpin", "KeepWalk"]
+    victim = start_bot(procs, server.url, "spin", names[0])
+    start_bot(procs, server.url, "spin", names[1])
+    start_bot(procs, server.url, "walk", names[2])
+
+    def kill_at_turn_10(msg: dict[str, Any]) -> None:
+        if msg["roundNumber"] == 1 and msg["turnNumber"] == 10:
+            os.killpg(victim.pid, signal.SIGKILL)
+    with Controller(server.url, CTL_SECRET) as ctl:
+        game = ctl.play(SHORT, names, on_tick=kill_at_turn_10, timeout=60)
+    assert victim.wait(5) == -signal.SIGKILL
+    assert [r["roundNumber"] for r in game.rounds] == [1, 2, 3]
+    assert sorted(e["name"] for e in game.results) == sorted(names)  # the one that left keeps its score
+    stats = server.stats
+    assert stats["bots_left_in_game"] == 1 and stats["games_ended"] == 1 and stats["errors"] == 0
+    for name in names[1:]:
+        wait_for(lambda n=name: bot_events(procs, n, "game_ended"), 10, f"{name}'s game end")
+
+
+def test_tps_minus_one_runs_as_fast_as_the_bots_and_a_fixed_tps_is_kept(
+        server: ServerHandle, procs: Procs) -> None:
+    names = ["FastSpin", "FastWalk"]
+    start_bot(procs, server.url, "spin", names[0])
+    start_bot(procs, server.url, "walk", names[1])
+    stamps: list[float] = []
+
+    with Controller(server.url, CTL_SECRET) as ctl:
+        def clock(msg: dict[str, Any]) -> None:
+            stamps.append(time.monotonic())
+            if len(stamps) == 60:
+                ctl.change_tps(20)
+            elif len(stamps) == 60 + 5 + 30:
+                ctl.stop_game()
+        with pytest.raises(GameAborted):
+            ctl.play(Setup(number_of_rounds=50, turn_timeout_us=30_000, ready_timeout_us=5_000_000), names,
+                     on_tick=clock, timeout=60)
+    fast = 49 / (stamps[59] - stamps[10])
+    fixed = 29 / (stamps[94] - stamps[65])
+    print(f"turns per second: {fast:.0f} at TPS -1, {fixed:.1f} at TPS 20")
+    assert 16 <= fixed <= 22, fixed
+    assert fast > 3 * fixed, (fast, fixed)
+
+
+def test_a_bot_that_answers_late_gets_skipped_turn_events(server: ServerHandle, procs: Procs) -> None:
+    names = ["Sleepy", "Awake"]
+    start_bot(procs, server.url, "sleepy", names[0], BOT_SECRET, "--late-s", "0.15")
+    start_bot(procs, server.url, "spin", names[1])
+    with Controller(server.url, CTL_SECRET) as ctl:
+        def until_skipped(msg: dict[str, Any]) -> None:
+            if msg["turnNumber"] % 5 == 0 and bot_events(procs, "Sleepy", "skipped_turn"):
+                ctl.stop_game()
+        with pytest.raises(GameAborted):
+            ctl.play(Setup(number_of_rounds=20, turn_timeout_us=40_000, ready_timeout_us=5_000_000), names,
+                     on_tick=until_skipped, timeout=60)
+    skipped = bot_events(procs, "Sleepy", "skipped_turn")
+    assert skipped and all(e["turn"] % 7 in (3, 4, 5, 6) for e in skipped[:3]), skipped[:3]
+    assert server.stats["skipped_turns"] >= len(skipped)
+
+
+def test_command_lines_of_server_and_controller(procs: Procs) -> None:
+    port = free_port()
+    srv = procs.start("server", "actor.bots.tankroyale.server", "--port", str(port), "--bot-secret", "b",
+                      "--controller-secret", "c", "--seed", "3")
+    url = f"ws://127.0.0.1:{port}"
+    wait_for(lambda: "listening on" in procs.log("server"), 20, "the server to listen")
+    start_bot(procs, url, "spin", "CliSpin", "b")
+    start_bot(procs, url, "walk", "CliWalk", "b")
+    out = subprocess.run([sys.executable, "-m", "actor.bots.tankroyale.controller", "--url", url, "--secret", "c",
+                          "--bots", "CliSpin,CliWalk", "--rounds", "1", "--arena", "400x400", "--timeout", "60"],
+                         capture_output=True, text=True, cwd=ROOT, timeout=90)
+    assert out.returncode == 0, out.stderr
+    lines = [json.loads(line) for line in out.stdout.splitlines()]
+    assert lines[0]["round"] == 1 and lines[-1]["numberOfRounds"] == 1
+    assert sorted(e["name"] for e in lines[-1]["results"]) == ["CliSpin", "CliWalk"]
+    assert procs.stop(srv) == 0
+    stats = json.loads(procs.log("server").strip().splitlines()[-1])["stats"]
+    assert stats["games_ended"] == 1 and stats["errors"] == 0
