@@ -453,10 +453,11 @@ def test_same_seed_same_game_other_seed_other_start():
 def test_start_positions_are_inside_and_apart():
     """ModelUpdater.randomBotPosition: one bot per 50x50 cell, its circle inside the cell, random direction."""
     parts = [Participant(i, f"bot{i}") for i in range(1, 10)]
-    for seed in range(10):
+    for seed in range(40):
         states = Engine(Setup(), parts, seed=seed).new_round().bot_states
         points = [(s["x"], s["y"]) for s in states.values()]
-        assert all(18 <= x <= 782 and 18 <= y <= 582 for x, y in points)
+        assert all(18 <= x % 50 <= 32 and 18 <= y % 50 <= 32 for x, y in points)  # circle inside its cell
+        assert len({(x // 50, y // 50) for x, y in points}) == len(points)  # one bot per cell
         assert all(math.dist(p, q) >= 36 for i, p in enumerate(points) for q in points[i + 1:])
         assert all(s["direction"] == s["gunDirection"] == s["radarDirection"] for s in states.values())
 
