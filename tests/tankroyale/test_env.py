@@ -4,6 +4,9 @@ observations and rewards (no server, no sockets)."""
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -14,6 +17,7 @@ import actor.bots.tankroyale.env  # noqa: F401 - registers TankRoyale-v0
 from actor.bots.tankroyale.brain import OBSERVATION, TankRewards
 from actor.bots.tankroyale.env import ENV_ID, TankRoyaleEnv, parse_arena
 
+ROOT = Path(__file__).resolve().parents[2]
 REWARDS = TankRewards()
 GUN_SIN, GUN_COS = OBSERVATION.index("sin_gun_bearing"), OBSERVATION.index("cos_gun_bearing")
 SEEN, CAN_FIRE = OBSERVATION.index("enemy_seen"), OBSERVATION.index("can_fire")
@@ -55,13 +59,13 @@ def test_registered_and_passes_gymnasiums_checker() -> None:
 
 
 def test_the_actor_daemon_makes_it_by_id() -> None:
-    from actor.config import ActorConfig
-    from actor.daemon import make_env
-
-    env = make_env(ActorConfig(env=ENV_ID, env_kwargs="opponent=SittingDuck,max_turns=50,arena=1000x800"))
-    assert env.env.unwrapped.arena == (1000, 800) and env.env.unwrapped.opponent == "SittingDuck"
-    obs = env.reset(seed=3)
-    assert obs.shape == (35,) and np.all(np.abs(obs) <= 1)
+    """In a fresh interpreter that never imported the env: `--env TankRoyale-v0` must work from the daemon alone."""
+    code = ("from actor.config import ActorConfig; from actor.daemon import make_env; "
+            "e = make_env(ActorConfig(env='TankRoyale-v0', env_kwargs='opponent=SittingDuck,max_turns=50,arena=1000x800'));"
+            "u = e.env.unwrapped; o = e.reset(seed=3); print(u.arena, u.opponent, o.shape)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split("\n")[-2] == "(1000, 800) SittingDuck (35,)"
 
 
 def test_bad_kwargs_are_rejected_clearly() -> None:
