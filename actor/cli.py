@@ -49,7 +49,6 @@ def main(argv: list[str] | None = None) -> int:
                        "sent": daemon.link.sent, "dropped": daemon.link.dropped,
                        "version": daemon.link.version(), "weights_received": daemon.link.weights.received,
                        "first_weights_s": daemon.link.first_weights_s(),
-                       "versions_seen": sorted(daemon.link.weights.swapped_at),
-                       "versions_in_order": list(daemon.link.weights.swapped_at),
+                       "versions_seen": list(daemon.link.weights.arrivals),  # as they arrived, not sorted
                        "flow_waits": daemon.link.flow_waits, "flow_wait_s": daemon.link.flow_wait_s}, fh)
     return 0

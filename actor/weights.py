@@ -38,6 +38,7 @@ class WeightsSubscriber:
         self.rejected = 0
         self.swapped_at: dict[int, float] = {}  # version -> monotonic time it became available
         self.ready_wall: dict[int, float] = {}  # version -> wall-clock time it became available (for latency)
+        self.arrivals: list[int] = []  # every version swapped in, in the order it arrived (repeats included)
 
     def start(self) -> WeightsSubscriber:
         self._thread.start()
@@ -57,6 +58,7 @@ class WeightsSubscriber:
             if self._policy is None or self._policy.rev != policy.rev and self.received == 0:
                 self._policy = policy
                 self.swapped_at.setdefault(policy.version, time.monotonic())
+                self.arrivals.append(policy.version)
 
     def progress(self) -> tuple[Progress | None, float]:
         """The newest progress message and the monotonic time it arrived."""
@@ -112,6 +114,7 @@ class WeightsSubscriber:
                 return
             with self._lock:
                 self._policy = policy
+                self.arrivals.append(msg.version)
             self.received += 1
             self.swapped_at[msg.version] = time.monotonic()
             self.ready_wall[msg.version] = time.time()

@@ -40,7 +40,8 @@ def test_two_actors_and_an_eval_actor(procs: Procs, eps: dict[str, str], tmp_pat
             assert rep["steps"] == rep["sent"] + rep["dropped"] == 1600
             assert stats["sent"] == rep["sent"] and stats["dropped"] == rep["dropped"]
             assert stats["received"] + stats["rejected"] == stats["sent"], stats
-            assert len(rep["versions_seen"]) > 3 and rep["versions_seen"] == sorted(rep["versions_seen"])
+            seen = rep["versions_seen"]  # in the order they arrived at the actor
+            assert len(seen) > 3 and all(a < b for a, b in zip(seen, seen[1:])), f"{name}: not rising: {seen}"
 
         ev, ev_stats = report(tmp_path, "ev"), actor_stats(health, "ev")
         assert len(ev["returns"]) == 2 and ev["sent"] == 0

@@ -50,7 +50,7 @@ def test_learner_sigkill_and_restart_mid_run(procs: Procs, eps: dict[str, str], 
         assert "resuming from" in procs.log("learner2")
         for n, a in zip(names, actors):
             assert a.wait(timeout=300) == 0, procs.log(n)
-            order = json.loads((tmp_path / f"{n}.json").read_text())["versions_in_order"]
+            order = json.loads((tmp_path / f"{n}.json").read_text())["versions_seen"]
             assert order == sorted(order) and len(set(order)) == len(order), f"{n}: versions went back: {order}"
             assert "learner restarted" in procs.log(n)
     finally:
