@@ -71,12 +71,29 @@ def test_the_actor_daemon_makes_it_by_id() -> None:
 def test_bad_kwargs_are_rejected_clearly() -> None:
     with pytest.raises(ValueError, match="unknown opponent 'Nobody'"):
         TankRoyaleEnv(opponent="Nobody")
+    with pytest.raises(ValueError, match="unknown opponent 'Nobody'"):
+        TankRoyaleEnv(opponent="SpinBot+Nobody")
     with pytest.raises(ValueError, match="WIDTHxHEIGHT"):
         parse_arena("800-600")
     with pytest.raises(ValueError, match="400..5000"):
         parse_arena((100, 600))
     with pytest.raises(ValueError, match="max_turns"):
         TankRoyaleEnv(max_turns=0)
+
+
+def test_a_roster_draws_an_opponent_per_episode_and_plays_it() -> None:
+    env = TankRoyaleEnv(opponent="SittingDuck+SpinBot", max_turns=20)
+    drawn = set()
+    for episode in range(8):
+        _, info = env.reset(seed=episode)
+        start = dict(env.turn.bot_states[2])
+        for _ in range(20):
+            env.step(np.zeros(4, np.float32))
+        moved = (env.turn.bot_states[2]["x"], env.turn.bot_states[2]["y"]) != (start["x"], start["y"])
+        assert moved == (info["opponent"] == "SpinBot"), info
+        drawn.add(info["opponent"])
+    assert drawn == {"SittingDuck", "SpinBot"}
+    assert len({TankRoyaleEnv(opponent="all").reset(seed=s)[1]["opponent"] for s in range(30)}) >= 5
 
 
 def rollout(seed: int, opponent: str = "SpinBot", steps: int = 150) -> list[tuple]:

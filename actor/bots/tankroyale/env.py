@@ -1,6 +1,7 @@
 """Tank Royale as a Gymnasium environment: our tank against one scripted opponent, in process.
 
     gymnasium.make("TankRoyale-v0", opponent="SpinBot", arena=(800, 600), max_turns=2000, seed=0)
+    opponent="SpinBot+Walls+RamFire" or "all": each episode draws one of them (info["opponent"] names it)
 
 One round is one episode, played by the rules engine (engine.py) with no server and no sockets.
 What the tank sees and is rewarded for is the bot's own code: the same TankBrain reads the same
@@ -53,6 +54,16 @@ class State:
                    s["gunHeat"], s["turnRate"], s["gunTurnRate"])
 
 
+def parse_opponents(opponent: str) -> tuple[str, ...]:
+    """"SpinBot", "SpinBot+Walls" (one drawn per episode) or "all"; `+` because --env-kwargs splits on commas."""
+    names = tuple(OPPONENTS) if opponent == "all" else tuple(n.strip() for n in str(opponent).split("+"))
+    unknown = [n for n in names if n not in OPPONENTS]
+    if unknown or not names:
+        raise ValueError(f"unknown opponent {unknown[0] if unknown else opponent!r}; known: {', '.join(OPPONENTS)}"
+                         " (several: A+B, or all)")
+    return names
+
+
 def parse_arena(arena: Any) -> tuple[int, int]:
     """(w, h), or "800x600" (what `--env-kwargs arena=800x600` hands over)."""
     if isinstance(arena, str):
@@ -76,15 +87,15 @@ class TankRoyaleEnv(gym.Env):
 
     def __init__(self, opponent: str = "SpinBot", arena: Any = (800, 600), max_turns: int = 2000,
                  seed: int | None = None, rewards: TankRewards | None = None) -> None:
-        if opponent not in OPPONENTS:
-            raise ValueError(f"unknown opponent {opponent!r}; known: {', '.join(OPPONENTS)}")
         if int(max_turns) < 1:
             raise ValueError(f"max_turns must be at least 1, got {max_turns}")
-        self.opponent, self.arena, self.max_turns = opponent, parse_arena(arena), int(max_turns)
+        self.roster = parse_opponents(opponent)
+        self.opponent, self.arena, self.max_turns = self.roster[0], parse_arena(arena), int(max_turns)
         self.setup = Setup(arena_width=self.arena[0], arena_height=self.arena[1], number_of_rounds=1)
         self.brain = TankBrain(rewards or TankRewards(), self.arena)
         self.brain.my_id = ME
-        self.policy = make(opponent)
+        self.policies = {name: make(name) for name in self.roster}
+        self.policy = self.policies[self.opponent]
         self.observation_space = gym.spaces.Box(-1.0, 1.0, (OBS_DIM,), np.float32)
         self.action_space = gym.spaces.Box(ACT_LOW, ACT_HIGH, dtype=np.float32)
         self._first_seed = seed
@@ -98,7 +109,9 @@ class TankRoyaleEnv(gym.Env):
             seed = self._first_seed
         self._first_seed = None
         super().reset(seed=seed)
-        game_seed, policy_seed = (int(v) for v in self.np_random.integers(0, 2**31 - 1, size=2))
+        game_seed, policy_seed, pick = (int(v) for v in self.np_random.integers(0, 2**31 - 1, size=3))
+        self.opponent = self.roster[pick % len(self.roster)]
+        self.policy = self.policies[self.opponent]
         self.engine = Engine(self.setup, [Participant(ME, "saclstm-tank"), Participant(THEM, self.opponent)],
                              seed=game_seed)
         self.policy.reset(np.random.default_rng(policy_seed))
