@@ -498,3 +498,29 @@ def test_setup_to_schema_is_the_game_setup_map():
     assert (msg["gameType"], msg["arenaWidth"], msg["arenaHeight"], msg["numberOfRounds"]) == ("classic", 800, 600, 10)
     assert (msg["gunCoolingRate"], msg["maxInactivityTurns"], msg["turnTimeout"]) == (0.1, 450, 30_000)
     assert msg["isArenaWidthLocked"] is False and msg["defaultTurnsPerSecond"] == 30
+
+
+def test_scans_agree_with_the_official_sector_test():
+    """The engine's scan (with its cheap misses) says what model/math.kt isCircleIntersectingCircleSector (or the
+    line test for a zero sweep) says, over random scanners, targets and sweeps."""
+    rng = __import__("random").Random(5)
+    for case in range(400):
+        x, y, heading = rng.uniform(1300, 1700), rng.uniform(1300, 1700), rng.uniform(0, 360)
+        sweep = rng.choice([0.0, rng.uniform(-75, 75)])
+        bearing = heading + max(-45.0, min(45.0, sweep)) * rng.uniform(-0.3, 1.3) + rng.uniform(-8, 8)
+        target = _at(x, y, bearing, rng.uniform(36, 1240))
+        e = _engine({1: (x, y, heading), 2: target}, seed=case, arena_width=3000, arena_height=3000)
+        e.new_round()
+        turn = e.step({1: Intent(radar_turn_rate=sweep, rescan=True, adjust_radar_for_gun_turn=True,
+                                 adjust_radar_for_body_turn=True, adjust_gun_for_body_turn=True)})
+        s, t = turn.bot_states[1], turn.bot_states[2]
+        assert s["radarSweep"] == max(-45.0, min(45.0, sweep))
+        end = s["radarDirection"]
+        start, end = ((end - s["radarSweep"]) % 360, end) if s["radarSweep"] >= 0 else (end, (end - s["radarSweep"]) % 360)
+        if start == end:
+            a = math.radians(start)
+            expected = R.is_line_intersecting_circle(s["x"], s["y"], s["x"] + math.cos(a) * 1200,
+                                                     s["y"] + math.sin(a) * 1200, t["x"], t["y"], 18.0)
+        else:
+            expected = R.is_circle_intersecting_sector(t["x"], t["y"], 18.0, s["x"], s["y"], 1200.0, start, end)
+        assert bool(_events(turn, 1, "ScannedBotEvent")) == expected, case

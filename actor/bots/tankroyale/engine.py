@@ -38,6 +38,9 @@ _BOT_D2 = float(R.BOT_BOUNDING_CIRCLE_DIAMETER) ** 2
 _BULLET_D = R.BULLET_MAX_BOUNDING_CIRCLE_DIAMETER
 _BULLET_D2 = _BULLET_D * _BULLET_D
 _SCAN_REACH2 = (R.RADAR_RADIUS + _BOT_R) ** 2
+# An arm (a 1200-long line from the scanner) cannot touch a circle of radius 18 whose centre is farther than 18
+# from the arm's whole line: a cheap miss before the official line/circle test (margin kept for rounding).
+_ARM_MISS = R.RADAR_RADIUS * (_BOT_R + 0.01)
 
 
 @dataclass(frozen=True)
@@ -746,30 +749,30 @@ class Engine:
                 a = end * _RAD
                 x1 = math.cos(a) * R.RADAR_RADIUS
                 y1 = math.sin(a) * R.RADAR_RADIUS
+            line = start == end
+            sx, sy = s.x, s.y
             for t in bots:
-                if t is not s and self._in_scan(s, t, start == end, x0, y0, x1, y1):
-                    event = {"type": "ScannedBotEvent", "turnNumber": tn, "scannedByBotId": s.id,
-                             "scannedBotId": t.id, "energy": t.energy, "x": t.x, "y": t.y, "direction": t.direction,
-                             "speed": t.speed}
-                    s.events.append(event)
-                    obs.append(event)
-                    if s.last_scan is None:
-                        s.last_scan = (t.x, t.y)
-
-    @staticmethod
-    def _in_scan(s: _Bot, t: _Bot, line: bool, x0: float, y0: float, x1: float, y1: float) -> bool:
-        """model/math.kt isCircleIntersectingCircleSector (or isLineIntersectingCircle for a zero sweep)."""
-        sx, sy = s.x, s.y
-        if line:
-            return R.is_line_intersecting_circle(sx, sy, sx + x0, sy + y0, t.x, t.y, _BOT_R)
-        vx = t.x - sx
-        vy = t.y - sy
-        if vx * vx + vy * vy > _SCAN_REACH2:
-            return False
-        if not (x0 * vy <= y0 * vx) and (x1 * vy <= y1 * vx):
-            return True  # the centre lies between the arc's two arms
-        return (R.is_line_intersecting_circle(sx, sy, sx + x0, sy + y0, t.x, t.y, _BOT_R)
-                or R.is_line_intersecting_circle(sx, sy, sx + x1, sy + y1, t.x, t.y, _BOT_R))
+                if t is s:
+                    continue
+                tx, ty = t.x, t.y
+                vx = tx - sx
+                vy = ty - sy
+                if not line and vx * vx + vy * vy > _SCAN_REACH2:
+                    continue
+                c0 = x0 * vy - y0 * vx  # 1200 x the distance from t's centre to the first arm's line (signed)
+                c1 = x1 * vy - y1 * vx
+                if line or not (c0 > 0.0 and c1 <= 0.0):  # not between the arms: does an arm touch the circle?
+                    if not ((-_ARM_MISS < c0 < _ARM_MISS
+                             and R.is_line_intersecting_circle(sx, sy, sx + x0, sy + y0, tx, ty, _BOT_R))
+                            or (not line and -_ARM_MISS < c1 < _ARM_MISS
+                                and R.is_line_intersecting_circle(sx, sy, sx + x1, sy + y1, tx, ty, _BOT_R))):
+                        continue
+                event = {"type": "ScannedBotEvent", "turnNumber": tn, "scannedByBotId": s.id, "scannedBotId": t.id,
+                         "energy": t.energy, "x": tx, "y": ty, "direction": t.direction, "speed": t.speed}
+                s.events.append(event)
+                obs.append(event)
+                if s.last_scan is None:
+                    s.last_scan = (tx, ty)
 
     def _move_bullets(self, by_id: dict[int, _Bot], tn: int, obs: list[dict[str, Any]]) -> None:
         """Bullets advance one tick; one whose point is on or past a wall is gone (BulletHitWallEvent to its owner)."""
