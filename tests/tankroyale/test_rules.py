@@ -524,3 +524,12 @@ def test_scans_agree_with_the_official_sector_test():
         else:
             expected = R.is_circle_intersecting_sector(t["x"], t["y"], 18.0, s["x"], s["y"], 1200.0, start, end)
         assert bool(_events(turn, 1, "ScannedBotEvent")) == expected, case
+
+
+def test_a_bad_intent_is_refused_whole_and_changes_nothing():
+    """step() checks every intent before applying any: a non-finite number is a ValueError and no order changes."""
+    e = _engine({1: (100, 300, 0), 2: (600, 300, 90)})
+    e.new_round()
+    with pytest.raises(ValueError):
+        e.step({1: Intent(target_speed=8), 2: Intent(turn_rate=float("nan"))})
+    assert e.turn_number == 1 and e.step({}).bot_states[1]["speed"] == 0

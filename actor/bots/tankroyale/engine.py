@@ -24,6 +24,7 @@ Usage:
 from __future__ import annotations
 
 import math
+import numbers
 import random
 from dataclasses import dataclass, field
 from typing import Any
@@ -175,6 +176,19 @@ class Turn:
     observer_events: list[dict[str, Any]] = field(default_factory=list)
     round_ended: bool = False
     game_ended: bool = False
+
+
+_NUMBER_FIELDS = ("turn_rate", "gun_turn_rate", "radar_turn_rate", "target_speed", "firepower")
+
+
+def _check_intent(bot_id: int, intent: Intent) -> None:
+    if not isinstance(intent, Intent):
+        raise ValueError(f"bot {bot_id}: intent must be an Intent, got {type(intent).__name__}")
+    for name in _NUMBER_FIELDS:
+        value = getattr(intent, name)
+        if value is not None and not ((type(value) is float or isinstance(value, numbers.Real))
+                                      and math.isfinite(value)):
+            raise ValueError(f"bot {bot_id}: intent {name} must be a finite number or None, got {value!r}")
 
 
 class _Bot:
@@ -460,13 +474,15 @@ class Engine:
         """Apply the intents that arrived (missing ids keep their last intent) and play one turn."""
         if self._round_ended:
             raise RuntimeError("no round is being played: call new_round() first")
+        for bot_id, intent in intents.items():  # all checked before any is applied: a bad one changes nothing
+            if bot_id not in self._by_id:
+                raise ValueError(f"intent for unknown bot id {bot_id!r}")
+            _check_intent(bot_id, intent)
         alive = {b.id: b for b in self._bots}
         for bot_id, intent in intents.items():
             bot = alive.get(bot_id)
-            if bot is not None:
+            if bot is not None:  # a dead bot's orders are ignored
                 bot.apply(intent)
-            elif bot_id not in self._by_id:
-                raise ValueError(f"intent for unknown bot id {bot_id!r}")
         return self._play_turn()
 
     def round_results(self) -> list[dict[str, Any]]:
