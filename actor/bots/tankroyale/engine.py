@@ -19,6 +19,30 @@ Usage:
         turn = engine.step({1: Intent(target_speed=8), 2: Intent(turn_rate=10, firepower=1)})
     if engine.game_ended: results = engine.results()
     else: turn = engine.new_round()
+
+Sources: repository robocode-dev/tank-royale, server/src/main/kotlin/dev/robocode/tankroyale/server/ (core/
+TurnProcessor, GunEngine, CollisionDetector, BotInitializer; rules/; model/; score/) as of release 0.36; the
+numbers and formulas live in rules.py. Official quirks kept on purpose (they change play): a target speed of
+exactly 0 stops a bot in one turn and crossing zero from a speed v > 2 gives v/2 - 1 (rules.calc_new_bot_speed);
+after a wall hit with an event the next wall hit is silent and free; firing costs the firepower asked for even
+above 3; a bullet's hit test is the line from its point to its next one; a bullet destroyed by another bullet
+still counts for the rest of that turn's checks; survivors score 50 once per turn with deaths (not per death);
+leaders with a total of exactly 0 get rank 0; results_for_bot's rank is the position in the accumulated list and
+its bulletKillBonus is truncated.
+
+Where this engine may differ from the official server:
+- Randomness is random.Random(seed) (start positions, the first-turn collision move), not java.util.Random.
+- A bot's events are in the order they were generated; the official server keeps them in a HashSet (no order),
+  so fire assist here takes the first bot scanned last turn where the official one takes any of them.
+- bot_states gives a bot that died this turn energy 0 (this contract); the official state carries the negative
+  energy (events here do carry it, as officially).
+- An intent field left None keeps its last value (this contract, and older servers). The latest official
+  GameServer rebuilds each received intent from defaults, so an omitted field becomes 0/false (fireAssist true);
+  the official bot APIs send every field, so only hand-written clients can tell.
+- round_results() is this round alone; the official RoundEndedEventForBot carries the results accumulated so far,
+  which results_for_bot(bot_id) gives.
+- No teams, droids, team messages, colours, debug graphics or bot output; Python's math library may differ from
+  the JVM's in the last bit of a sine or cosine.
 """
 
 from __future__ import annotations
@@ -495,12 +519,12 @@ class Engine:
         (id, name, version, rank, survival, lastSurvivorBonus, bulletDamage, bulletKillBonus,
         ramDamage, ramKillBonus, totalScore, firstPlaces, secondPlaces, thirdPlaces), ranked.
 
-        Rounds count once they have ended. Ties keep their shared rank and both rows (the official ResultsView's
-        TreeMap keyed by total score would drop one of two equal totals; we do not copy that).
+        Rounds count once they have ended. Best total first, equal totals by id, with shared ranks (as the
+        latest official ResultsView; older versions keyed a TreeMap by total alone and lost one of two equal rows).
         """
         scores = self._accumulated or self._zero_scores()
         rows = []
-        for score in sorted(scores, key=_total, reverse=True):
+        for score in sorted(scores, key=lambda sc: (-_total(sc), sc["id"])):
             row = self._row(score)
             for key in _PLACES:
                 row[key] = score[key]

@@ -516,20 +516,31 @@ def bot(name: str, server_url: str | None = None, server_secret: str | None = No
 
 
 def main(argv: list[str] | None = None) -> int:
+    """No server at the URL is one line and exit 1; `--retry-s` waits for one, and for its return."""
+    from actor.bots.tankroyale.cli import wait_for_server
+
     p = argparse.ArgumentParser(prog="python -m actor.bots.tankroyale.opponents",
                                 description="Run a scripted Tank Royale opponent against a game server.")
     p.add_argument("name", choices=sorted(OPPONENTS), help="the opponent (also its bot name in the game)")
     p.add_argument("--server", default="ws://localhost:7654", help="game server URL")
     p.add_argument("--secret", default=None, help="the server's bot secret, if any")
     p.add_argument("--seed", type=int, default=0, help="seed for the opponents that use chance")
+    p.add_argument("--retry-s", type=float, default=0.0, help="wait up to this long for the server, at start and "
+                   "whenever it goes away (0: exit when there is none)")
     args = p.parse_args(argv)
-    try:
-        b = bot(args.name, args.server, args.secret, args.seed)
-    except ImportError as exc:
-        print(f"opponents: needs the Tank Royale bot API (pip install 'saclstm[tankroyale]'): {exc}", file=sys.stderr)
-        return 2
-    b.start()
-    return 0
+    while True:
+        if not wait_for_server(args.server, args.retry_s):
+            print(f"opponents: no game server answers at {args.server}", file=sys.stderr)
+            return 1
+        try:
+            b = bot(args.name, args.server, args.secret, args.seed)
+        except ImportError as exc:
+            print(f"opponents: needs the Tank Royale bot API (pip install 'saclstm[tankroyale]'): {exc}",
+                  file=sys.stderr)
+            return 2
+        b.start()  # returns when the server closes the connection
+        if args.retry_s <= 0:
+            return 0
 
 
 if __name__ == "__main__":
