@@ -58,28 +58,36 @@ def test_learner_sigkill_and_restart_mid_run(procs: Procs, eps: dict[str, str], 
 
 
 def test_a_stopped_learner_never_slows_the_game_loop(procs: Procs, eps: dict[str, str]) -> None:
-    """SIGSTOP the learner for 3 s while a realtime bot ticks at ~500 Hz: no tick waits on it."""
-    learner = procs.learner(eps, *LEARNER)
+    """SIGSTOP the learner for 3 s while a realtime bot ticks at ~500 Hz: no tick waits on it, the send queue
+    fills (the 3 s hold ~50 MB of experience, more than the queue and the kernel's socket buffers take) and the
+    bot drops whole batches, counted on both sides; everything not dropped reaches the learner."""
+    obs_dim = 1024  # wide observations (32 KB a batch) so the stop fills the queue, whatever the TCP buffers
+    learner = procs.learner(eps, *LEARNER, "--capacity", "4096")
     watch = Watch(eps["metrics"])
-    cfg = ActorConfig(ingest=eps["ingest"], weights=eps["weights"], actor_id="ticker", flush_steps=4, queue=8)
+    cfg = ActorConfig(ingest=eps["ingest"], weights=eps["weights"], actor_id="ticker", flush_steps=4, queue=8,
+                      close_linger_s=30.0)
     one = np.ones(1, np.float32)
-    bot = BotClient.connect(cfg, "bot", -np.ones(3, np.float32), np.ones(3, np.float32), -2 * one, 2 * one)
+    bot = BotClient.connect(cfg, "bot", -np.ones(obs_dim, np.float32), np.ones(obs_dim, np.float32), -2 * one, 2 * one)
+    closed = False
     try:
         watch.wait(lambda h: True, 60, "the learner")
         deadline = time.monotonic() + 30
         while bot.link.weights.latest() is None and time.monotonic() < deadline:
-            bot.act(np.zeros(3, np.float32))
+            bot.act(np.zeros(obs_dim, np.float32))
             time.sleep(0.01)
         assert bot.link.weights.latest() is not None, "no weights"
-        obs = np.zeros(3, np.float32)
+        obs = np.zeros(obs_dim, np.float32)
         ticks: list[float] = []
         stopped_at = None
+        dropped_before = dropped_stopped = 0
         start = time.monotonic()
         while time.monotonic() - start < 6.0:
             if stopped_at is None and time.monotonic() - start > 1.0:
+                dropped_before = bot.link.dropped
                 os.kill(learner.pid, signal.SIGSTOP)
                 stopped_at = time.monotonic()
             if stopped_at and time.monotonic() - stopped_at > 3.0 and learner.poll() is None:
+                dropped_stopped = dropped_stopped or bot.link.dropped - dropped_before
                 os.kill(learner.pid, signal.SIGCONT)
             t0 = time.perf_counter()
             a = bot.act(obs)
@@ -90,9 +98,19 @@ def test_a_stopped_learner_never_slows_the_game_loop(procs: Procs, eps: dict[str
         p99, worst = float(np.percentile(ticks, 99)), max(ticks)
         assert p99 < 2.0 and worst < 20.0, f"tick p99 {p99:.2f} ms, worst {worst:.2f} ms"
         assert bot.link.sent + bot.link.dropped + bot.buffered == len(ticks), "a step went missing in the client"
+        assert dropped_before == 0, f"drops before the stop: {dropped_before} (the queue should not fill then)"
+        assert dropped_stopped > 0 and dropped_stopped % 4 == 0, f"the queue never filled: {dropped_stopped} dropped"
+        sent, dropped = bot.link.sent, bot.link.dropped
+        bot.close()  # flush, then bye with the final counts
+        closed = True
+        stats = watch.wait(lambda h: (actor_stats(h, "ticker") or {}).get("bye"), 60, "the bot's bye")
+        stats = actor_stats(stats, "ticker")
+        assert stats is not None and stats["dropped"] == bot.link.dropped >= dropped
+        assert stats["received"] == stats["sent"] == bot.link.sent >= sent, f"sent but not received: {stats}"
         print(json.dumps({"ticks": len(ticks), "tick_p99_ms": round(p99, 3), "tick_max_ms": round(worst, 3),
-                          "dropped_steps": bot.link.dropped}))
+                          "dropped_steps": bot.link.dropped, "dropped_while_stopped": dropped_stopped}))
     finally:
         os.kill(learner.pid, signal.SIGCONT)
-        bot.close()
+        if not closed:
+            bot.close()
         watch.close()
