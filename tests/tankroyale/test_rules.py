@@ -365,19 +365,21 @@ def test_ram_kill_bonus_is_30_percent_of_all_damage_dealt_to_the_victim():
     assert (me["id"], me["ramDamage"], me["ramKillBonus"], me["bulletKillBonus"]) == (1, 1, 5, 0)  # 0.3 x 16.6
 
 
-def test_survival_counts_once_per_turn_with_deaths_and_last_survivors_share():
-    """ScoreTracker.registerDeaths: survivors score 50 per turn in which bots died (two deaths in one turn count
-    once, officially); the last survivor gets 10 per dead bot; bots that die last together all get it."""
+def test_survival_is_50_per_death_and_the_last_survivor_gets_10_per_opponent():
+    """score/ScoreTracker.registerDeaths (latest, "Classic" scoring; scoring.md): every bot alive scores 50 per bot
+    that died, deaths of one turn counted one by one; the one bot left gets 10 per opponent; a draw (the last bots
+    dying together) gives no last survivor bonus (ScoringCompatibilityTest)."""
     tracker = _ScoreTracker([1, 2, 3])
     tracker.deaths([2, 3])
     scores = {s["id"]: s for s in tracker.scores()}
-    assert (scores[1]["survival"], scores[1]["lastSurvivorBonus"], scores[2]["survival"]) == (50, 20, 0)
+    assert (scores[1]["survival"], scores[1]["lastSurvivorBonus"], scores[2]["survival"]) == (100, 20, 0)
     tracker = _ScoreTracker([1, 2, 3])
     tracker.deaths([3])
+    tracker.deaths([3])  # a death counts once
     tracker.deaths([1, 2])
     scores = {s["id"]: s for s in tracker.scores()}
-    assert [scores[i]["lastSurvivorBonus"] for i in (1, 2, 3)] == [30, 30, 0]
     assert [scores[i]["survival"] for i in (1, 2, 3)] == [50, 50, 0]
+    assert [scores[i]["lastSurvivorBonus"] for i in (1, 2, 3)] == [0, 0, 0]
 
 
 def test_ranks_are_shared_by_equal_totals():

@@ -26,8 +26,7 @@ numbers and formulas live in rules.py. Official quirks kept on purpose (they cha
 exactly 0 stops a bot in one turn and crossing zero from a speed v > 2 gives v/2 - 1 (rules.calc_new_bot_speed);
 after a wall hit with an event the next wall hit is silent and free; firing costs the firepower asked for even
 above 3; a bullet's hit test is the line from its point to its next one; a bullet destroyed by another bullet
-still counts for the rest of that turn's checks; survivors score 50 once per turn with deaths (not per death);
-leaders with a total of exactly 0 get rank 0; results_for_bot's rank is the position in the accumulated list and
+still counts for the rest of that turn's checks; leaders with a total of exactly 0 get rank 0; results_for_bot's rank is the position in the accumulated list and
 its bulletKillBonus is truncated.
 
 Where this engine may differ from the official server:
@@ -385,22 +384,21 @@ class _ScoreTracker:
             record.ram_kills[victim] = None
 
     def deaths(self, victims: list[int]) -> None:
-        """registerDeaths: every survivor counts one survival per turn with deaths (not one per death); the first
-        time one bot (or none) is left, it (or the bots that died last, together) gets the last survivor count."""
-        if not victims:
+        """registerDeaths (latest, "Classic" scoring): every bot still alive scores one survival per bot that died
+        (deaths of one turn are all dead first); when one bot is left it alone gets the last survivor count, one
+        per opponent; if the last bots die together nobody gets it."""
+        newly = [victim for victim in victims if victim in self.alive]
+        if not newly:
             return
-        before = list(self.alive)
-        for victim in victims:
-            self.alive.pop(victim, None)
-        for survivor in self.alive:
-            self.records[survivor].survival += 1
-        if not self.last_survivors_set:
-            dead = len(self.ids) - len(self.alive)
-            last = before if not self.alive else list(self.alive) if len(self.alive) == 1 else None
-            if last is not None:
-                self.last_survivors_set = True
-                for bot_id in last:
-                    self.records[bot_id].last_survivor += dead
+        for victim in newly:
+            del self.alive[victim]
+        for _ in newly:
+            for survivor in self.alive:
+                self.records[survivor].survival += 1
+        if not self.last_survivors_set and len(self.alive) == 1:
+            self.last_survivors_set = True
+            for survivor in self.alive:
+                self.records[survivor].last_survivor += len(self.ids) - 1
 
     def scores(self) -> list[dict[str, Any]]:
         """ScoreCalculator.getScores without placements: best total first (stable), shared ranks."""
