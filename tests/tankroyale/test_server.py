@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 import pytest
@@ -112,7 +113,7 @@ def test_official_bots_play_a_full_game_and_a_wrong_secret_is_refused(
     # Each official bot saw the whole game and its own result.
     by_name = {e["name"]: e for e in game.results}
     for name in names:
-        ended = wait_for(lambda n=name: bot_events(procs, n, "game_ended"), 10, f"{name}'s game end")
+        ended = wait_for(partial(bot_events, procs, name, "game_ended"), 10, f"{name}'s game end")
         # (its rank is its place in the official server's unsorted list, so only the score must agree)
         assert ended[0]["rounds"] == 3 and ended[0]["total"] == by_name[name]["totalScore"]
         assert [e["round"] for e in bot_events(procs, name, "round_ended")] == [1, 2, 3]
@@ -183,7 +184,7 @@ def test_garbage_is_refused_and_counted_and_the_battle_goes_on(
     assert stats["malformed"] == 5 + 2 and stats["refused_no_handshake"] == 1 and stats["unexpected"] == 1
     assert stats["errors"] == 0 and stats["games_ended"] == 1
     for name in names:
-        wait_for(lambda n=name: bot_events(procs, n, "game_ended"), 10, f"{name}'s game end")
+        wait_for(partial(bot_events, procs, name, "game_ended"), 10, f"{name}'s game end")
 
 
 def test_a_bot_killed_mid_round_leaves_the_others_to_finish(
@@ -204,15 +205,16 @@ def test_a_bot_killed_mid_round_leaves_the_others_to_finish(
     stats = server.stats
     assert stats["bots_left_in_game"] == 1 and stats["games_ended"] == 1 and stats["errors"] == 0
     for name in names[1:]:
-        wait_for(lambda n=name: bot_events(procs, n, "game_ended"), 10, f"{name}'s game end")
+        wait_for(partial(bot_events, procs, name, "game_ended"), 10, f"{name}'s game end")
 
 
-def test_tps_minus_one_runs_as_fast_as_the_bots_and_a_fixed_tps_is_kept(
+def test_tps_minus_one_runs_as_fast_as_the_bots_a_fixed_tps_is_kept_and_pause_holds(
         server: ServerHandle, procs: Procs) -> None:
     names = ["FastSpin", "FastWalk"]
     start_bot(procs, server.url, "spin", names[0])
     start_bot(procs, server.url, "walk", names[1])
     stamps: list[float] = []
+    paused: list[int] = []
 
     with Controller(server.url, CTL_SECRET) as ctl:
         def clock(msg: dict[str, Any]) -> None:
@@ -220,6 +222,13 @@ def test_tps_minus_one_runs_as_fast_as_the_bots_and_a_fixed_tps_is_kept(
             if len(stamps) == 60:
                 ctl.change_tps(20)
             elif len(stamps) == 60 + 5 + 30:
+                ctl.pause()
+                time.sleep(0.1)  # at most the turn in flight is played after the pause arrives
+                paused.append(server.stats["turns"])
+                time.sleep(0.4)
+                paused.append(server.stats["turns"])
+                ctl.resume()
+            elif len(stamps) == 60 + 5 + 30 + 5:
                 ctl.stop_game()
         with pytest.raises(GameAborted):
             ctl.play(Setup(number_of_rounds=50, turn_timeout_us=30_000, ready_timeout_us=5_000_000), names,
@@ -229,6 +238,7 @@ def test_tps_minus_one_runs_as_fast_as_the_bots_and_a_fixed_tps_is_kept(
     print(f"turns per second: {fast:.0f} at TPS -1, {fixed:.1f} at TPS 20")
     assert 16 <= fixed <= 22, fixed
     assert fast > 3 * fixed, (fast, fixed)
+    assert paused[0] == paused[1] and len(stamps) == 100  # paused: no turn; resumed: the game went on
 
 
 def test_a_bot_that_answers_late_gets_skipped_turn_events(server: ServerHandle, procs: Procs) -> None:
@@ -241,7 +251,7 @@ def test_a_bot_that_answers_late_gets_skipped_turn_events(server: ServerHandle, 
                 ctl.stop_game()
         with pytest.raises(GameAborted):
             ctl.play(Setup(number_of_rounds=20, turn_timeout_us=40_000, ready_timeout_us=5_000_000), names,
-                     on_tick=until_skipped, timeout=60)
+                     on_tick=until_skipped, timeout=20)
     skipped = bot_events(procs, "Sleepy", "skipped_turn")
     assert skipped and all(e["turn"] % 7 in (3, 4, 5, 6) for e in skipped[:3]), skipped[:3]
     assert server.stats["skipped_turns"] >= len(skipped)

@@ -16,7 +16,9 @@ ForObserver, then per turn: RoundStartedEvent on turn 1, else SkippedTurnEvent t
 intent did not arrive during the last turn; TickEventForBot to each bot; TickEventForObserver; Round-
 EndedEventFor{Bot,Observer} after a round's last tick; GameEndedEventFor{Bot,Observer} after the last.
 The next turn comes after 1/TPS seconds at the earliest (none with TPS -1) and as soon as every live,
-connected bot's intent is in, or when the turn timeout has passed.
+connected bot's intent is in, or when the turn timeout has passed. Results, as the official server
+sends them: a round's end carries the game's results so far (not the round's alone), a bot's own
+results carry its place in the official server's unsorted list (engine.results_for_bot).
 
 Robustness: a frame that is not a protocol message (binary, not JSON, unknown type, wrong field types),
 a message the client's role may not send, a wrong secret or session id: logged (the first few per
@@ -39,6 +41,8 @@ Where this server differs from the official one (1.x, as read from its sources):
   server waits for intents or the turn timeout there too.
 - Bots not ready at the ready timeout are left out and the engine is rebuilt for those that are (their
   start positions differ from the ones announced in GameStartedEventForBot).
+- A bot-intent with a wrong type or a non-finite number is dropped whole (and counted); two intents
+  in one turn are merged field by field, as there.
 - No teams, droid energy, team messages, debug graphics, initial positions or BotPolicyUpdate (accepted,
   ignored); std_out/std_err and colours in intents are ignored; no `features` in the handshake.
 - Messages a malformed client sends never stop the server (the official one exits on an unknown type).
