@@ -131,6 +131,17 @@ def test_walls_squares_up_then_drives_to_the_wall() -> None:
     assert walls.act(view(me(direction=90))).target_speed == 8
 
 
+def test_walls_backs_off_a_bot_ahead_and_drives_on_from_one_behind() -> None:
+    for bump_x, sign in ((440, -1), (360, 1)):  # facing east: ahead, then behind
+        walls = policy("Walls")
+        walls.act(view(me(direction=0)))
+        i = walls.act(view(me(direction=0), bumps=(Bump(1, bump_x, 300, 90.0, False),)))
+        assert math.copysign(1, i.target_speed) == sign and i.turn_rate == 0
+    spin = policy("SpinBot")
+    assert spin.act(view(me(direction=0), bumps=(Bump(1, 436, 305, 90.0, True),))).firepower == 3, "ahead: fire"
+    assert spin.act(view(me(direction=0), bumps=(Bump(1, 364, 300, 90.0, True),))).firepower == 0
+
+
 # -- whole rounds on the rules engine, against a sitting duck (id 1) ----------------------------------
 
 def play(subject: str, turns: int = 500, seed: int = 3, target: str = "SittingDuck") -> list[Turn]:
