@@ -61,7 +61,8 @@ def test_registered_and_passes_gymnasiums_checker() -> None:
 def test_the_actor_daemon_makes_it_by_id() -> None:
     """In a fresh interpreter that never imported the env: `--env TankRoyale-v0` must work from the daemon alone."""
     code = ("from actor.config import ActorConfig; from actor.daemon import make_env; "
-            "e = make_env(ActorConfig(env='TankRoyale-v0', env_kwargs='opponent=SittingDuck,max_turns=50,arena=1000x800'));"
+            "kw = 'opponent=SittingDuck,max_turns=50,arena=1000x800'; "
+            "e = make_env(ActorConfig(env='TankRoyale-v0', env_kwargs=kw)); "
             "u = e.env.unwrapped; o = e.reset(seed=3); print(u.arena, u.opponent, o.shape)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert out.returncode == 0, out.stderr[-2000:]

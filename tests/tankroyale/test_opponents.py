@@ -115,7 +115,8 @@ def test_ramfire_spares_a_weak_bot_it_rams() -> None:
 def test_random_bot_is_random_but_repeatable_for_a_seed() -> None:
     def orders(seed: int) -> list[tuple]:
         bot = policy("RandomBot", seed)
-        return [(i.target_speed, i.turn_rate, i.gun_turn_rate, i.firepower) for i in (bot.act(view()) for _ in range(200))]
+        acts = (bot.act(view()) for _ in range(200))
+        return [(i.target_speed, i.turn_rate, i.gun_turn_rate, i.firepower) for i in acts]
 
     a, b, c = orders(1), orders(1), orders(2)
     assert a == b and a != c
@@ -151,7 +152,8 @@ def play(subject: str, turns: int = 500, seed: int = 3, target: str = "SittingDu
     turn = engine.new_round()
     history = [turn]
     while not turn.round_ended and len(history) <= turns:
-        turn = engine.step({i: act_on_turn(p, i, turn, (800, 600)) for i, p in policies.items() if i in turn.bot_states})
+        alive = [i for i in policies if i in turn.bot_states]
+        turn = engine.step({i: act_on_turn(policies[i], i, turn, (800, 600)) for i in alive})
         history.append(turn)
     return history
 

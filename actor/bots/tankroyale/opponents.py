@@ -492,7 +492,8 @@ def bot(name: str, server_url: str | None = None, server_secret: str | None = No
 
     class OpponentBot(Bot):
         def __init__(self) -> None:
-            info = BotInfo(name=name, version="1.0", authors=["saclstm"], description=(policy.__doc__ or "").split(":")[0][:200],
+            about = (policy.__doc__ or "").split(":")[0][:200]
+            info = BotInfo(name=name, version="1.0", authors=["saclstm"], description=about,
                            game_types={"classic", "melee", "1v1"}, platform="Python", programming_lang="Python")
             super().__init__(info, server_url, server_secret)
             self.policy, self.arena = policy, (800.0, 600.0)
