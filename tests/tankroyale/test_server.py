@@ -177,12 +177,17 @@ def test_garbage_is_refused_and_counted_and_the_battle_goes_on(
                 raw.send(frame)
             assert raw.ping().wait(5)  # still connected after all that
     with Controller(server.url, CTL_SECRET) as ctl:
+        addresses = [{"host": b["host"], "port": b["port"]} for b in ctl.wait_for_bots(names, 30)]
+        for bad in ({"gameSetup": {"arenaWidth": "wide"}, "botAddresses": addresses},
+                    {"gameSetup": {"arenaWidth": 100}, "botAddresses": addresses},  # too small for the rules
+                    {"botAddresses": "everyone"}):
+            ctl.send({"type": "StartGame", **bad})
         game = ctl.play(SHORT, names, on_tick=throw_garbage, timeout=60)
     assert codes == [1008] * 6
     assert len(game.rounds) == 3 and len(game.results) == 2
     stats = server.stats
-    assert stats["malformed"] == 5 + 2 and stats["refused_no_handshake"] == 1 and stats["unexpected"] == 1
-    assert stats["errors"] == 0 and stats["games_ended"] == 1
+    assert stats["malformed"] == 5 + 2 + 3 and stats["refused_no_handshake"] == 1 and stats["unexpected"] == 1
+    assert stats["errors"] == 0 and stats["games_started"] == stats["games_ended"] == 1
     for name in names:
         wait_for(partial(bot_events, procs, name, "game_ended"), 10, f"{name}'s game end")
 

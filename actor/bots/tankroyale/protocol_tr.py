@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import json
-import math
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
@@ -31,13 +30,6 @@ BOT_MESSAGES = frozenset({"BotIntent", "BotReady"})
 CONTROLLER_MESSAGES = frozenset({"StartGame", "StopGame", "PauseGame", "ResumeGame", "NextTurn", "ChangeTps",
                                  "BotPolicyUpdate", "EnableDebugMode", "DisableDebugMode"})
 CLIENT_MESSAGES = HANDSHAKES | BOT_MESSAGES | CONTROLLER_MESSAGES
-
-# bot-intent fields the engine reads, camelCase -> Intent attribute.
-INTENT_NUMBERS = {"turnRate": "turn_rate", "gunTurnRate": "gun_turn_rate", "radarTurnRate": "radar_turn_rate",
-                  "targetSpeed": "target_speed", "firepower": "firepower"}
-INTENT_FLAGS = {"adjustGunForBodyTurn": "adjust_gun_for_body_turn",
-                "adjustRadarForBodyTurn": "adjust_radar_for_body_turn",
-                "adjustRadarForGunTurn": "adjust_radar_for_gun_turn", "rescan": "rescan", "fireAssist": "fire_assist"}
 
 # What a bot that left the game is told to do from then on (the official server zeroes its movement).
 STAND_STILL = Intent(turn_rate=0.0, gun_turn_rate=0.0, radar_turn_rate=0.0, target_speed=0.0, firepower=0.0)
@@ -101,24 +93,12 @@ def check_handshake(msg: Mapping[str, Any]) -> None:
             raise ProtocolError("BotHandshake: 'authors' must be a list of strings")
 
 
-def intent_from_msg(msg: Mapping[str, Any]) -> Intent:
-    """A `bot-intent` map -> Intent, refusing wrong types and non-finite numbers (ranges are the engine's)."""
-    fields: dict[str, Any] = {}
-    for key, attr in INTENT_NUMBERS.items():
-        value = msg.get(key)
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise ProtocolError(f"BotIntent: '{key}' must be a finite number, not {value!r:.40}")
-        fields[attr] = float(value)
-    for key, attr in INTENT_FLAGS.items():
-        value = msg.get(key)
-        if value is None:
-            continue
-        if not isinstance(value, bool):
-            raise ProtocolError(f"BotIntent: '{key}' must be true or false, not {value!r:.40}")
-        fields[attr] = value
-    return Intent(**fields)
+def intent_from_msg(msg: dict[str, Any]) -> Intent:
+    """A `bot-intent` map -> Intent; a wrong type or a non-finite number refuses it whole (ranges are the engine's)."""
+    try:
+        return Intent.from_schema(msg)
+    except ValueError as e:
+        raise ProtocolError(str(e)[:200]) from None
 
 
 def merge_intent(old: Intent | None, new: Intent) -> Intent:
