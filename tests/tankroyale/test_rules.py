@@ -272,6 +272,17 @@ def test_bot_driving_into_another_rams_it():
     assert [r["ramDamage"] for r in e.round_results() if r["id"] == 1] == [1]  # 2 x 0.6, rounded
 
 
+def test_all_collisions_of_a_turn_are_found_before_any_is_applied():
+    """CollisionDetector (detect, then apply): a bot that touches two others in one turn rams both, even though
+    handling the first collision moves it back."""
+    e = _engine({1: (100, 300, 0), 2: (150, 320, 90), 3: (150, 280, 90)})
+    e.new_round()
+    turn = _until(e, {1: Intent(target_speed=8)}, lambda t: _events(t, 1, "BotHitBotEvent"))
+    assert [(ev["victimId"], ev["rammed"]) for ev in _events(turn, 1, "BotHitBotEvent")] == [(2, True), (3, True)]
+    assert turn.bot_states[1]["energy"] == pytest.approx(100 - 2 * 0.6)
+    assert [r["ramDamage"] for r in e.round_results() if r["id"] == 1] == [2]  # 2 x 2 x 0.6
+
+
 # --- radar (TurnProcessor.checkAndHandleScans) -----------------------------------------------------------------
 
 def _at(x: float, y: float, bearing: float, distance: float) -> tuple[float, float, float]:
@@ -334,12 +345,16 @@ def test_zero_energy_disables_but_does_not_kill():
 
 def test_death_is_told_to_every_bot_and_ends_the_round():
     """checkAndHandleDefeatedBots: BotDeathEvent to every bot of the turn (the victim's API turns it into a
-    DeathEvent); one bot left ends the round, WonRoundEvent to the winner; the game ends after numberOfRounds."""
+    DeathEvent); one bot left ends the round, WonRoundEvent to the winner; the game ends after numberOfRounds.
+    The killing shot scores only the energy the victim had left (CollisionDetector.applyBulletHitResults: capped),
+    the kill bonus is 20% of that (rules.kt BONUS_PER_BULLET_KILL)."""
     e = _engine({1: (100, 300, 0), 2: (400, 300, 90)}, number_of_rounds=1)
     e.new_round()
-    _bot(e, 2).energy = 1.0
+    _bot(e, 2).energy = 10.0
     _fire_once(e, 1, 3.0)
     turn = _until(e, {}, lambda t: t.round_ended)
+    hit = _events(turn, 2, "BulletHitBotEvent")[0]
+    assert (hit["damage"], hit["energy"]) == (16, -6)
     assert _events(turn, 1, "BotDeathEvent") == _events(turn, 2, "BotDeathEvent") == [
         {"type": "BotDeathEvent", "turnNumber": turn.turn_number, "victimId": 2}]
     assert _events(turn, 1, "WonRoundEvent") and not _events(turn, 2, "WonRoundEvent")
@@ -348,8 +363,8 @@ def test_death_is_told_to_every_bot_and_ends_the_round():
         e.new_round()
     winner, loser = e.round_results()
     assert (winner["id"], winner["rank"], loser["rank"]) == (1, 1, 2)
-    assert (winner["survival"], winner["lastSurvivorBonus"], winner["bulletDamage"]) == (50, 10, 16)
-    assert (winner["bulletKillBonus"], winner["totalScore"]) == (3, 79)  # 20% of 16, truncated; 50+10+16+3.2
+    assert (winner["survival"], winner["lastSurvivorBonus"], winner["bulletDamage"]) == (50, 10, 10)
+    assert (winner["bulletKillBonus"], winner["totalScore"]) == (2, 72)
 
 
 def test_ram_kill_bonus_is_30_percent_of_all_damage_dealt_to_the_victim():

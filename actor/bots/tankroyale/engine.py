@@ -709,8 +709,11 @@ class Engine:
             b.wall_event = sent
 
     def _bot_bot_hits(self, bots: list[_Bot], tn: int, obs: list[dict[str, Any]]) -> None:
-        """CollisionDetector.checkAndHandleBotCollisions: every pair whose bounding circles touch (distance <= 36)."""
+        """CollisionDetector.checkAndHandleBotCollisions (detect, then apply): every pair whose bounding circles
+        touch (distance <= 36) where the bots stand after moving, who rams whom and where they go back to are
+        decided for all pairs first; then 0.6 damage to each bot of each pair."""
         n = len(bots)
+        found = []
         for i in range(n - 1):
             b1 = bots[i]
             for j in range(i + 1, n):
@@ -721,14 +724,28 @@ class Engine:
                 dy = b2.y - b1.y
                 if dy > 36.0 or dy < -36.0 or dx * dx + dy * dy > _BOT_D2:
                     continue
-                self._bots_collide(b1, b2, tn, obs)
+                found.append(self._collision(b1, b2, tn))
+        for collision in found:
+            self._bots_collide(*collision, tn, obs)
 
-    def _bots_collide(self, b1: _Bot, b2: _Bot, tn: int, obs: list[dict[str, Any]]) -> None:
-        """handleBotHitBot: 0.6 damage to both, ram hits scored for a bot driving into the other, both put back
-        where they were last turn (on a round's first turn the second bot is moved to a random place), rammers
-        stopped."""
+    def _collision(self, b1: _Bot, b2: _Bot, tn: int) -> tuple[_Bot, _Bot, bool, bool, tuple[float, ...]]:
+        """computeBotCollisionOutcome: a bot rams when it drives toward the other; both go back to last turn's
+        place, except on a round's first turn, where the second bot goes to a random place."""
         ram12 = R.is_ramming(b1.x, b1.y, b1.direction, b1.speed, b2.x, b2.y)
         ram21 = R.is_ramming(b2.x, b2.y, b2.direction, b2.speed, b1.x, b1.y)
+        if tn == 1:
+            rng = self._rng
+            x2 = _BOT_R + rng.random() * (self._width - R.BOT_BOUNDING_CIRCLE_DIAMETER)
+            y2 = _BOT_R + rng.random() * (self._height - R.BOT_BOUNDING_CIRCLE_DIAMETER)
+            places: tuple[float, ...] = (b1.x, b1.y, x2, y2)
+        else:
+            places = (b1.px, b1.py, b2.px, b2.py)
+        return b1, b2, ram12, ram21, places
+
+    def _bots_collide(self, b1: _Bot, b2: _Bot, ram12: bool, ram21: bool, places: tuple[float, ...], tn: int,
+                      obs: list[dict[str, Any]]) -> None:
+        """applyBotCollisions: 0.6 damage to both, ram hits scored for rammers (a kill if it took the victim below
+        0), both moved, rammers stopped, a BotHitBotEvent to each."""
         alive1, alive2 = b1.energy >= 0.0, b2.energy >= 0.0
         b1.energy -= R.RAM_DAMAGE
         b2.energy -= R.RAM_DAMAGE
@@ -736,13 +753,7 @@ class Engine:
             self._tracker.ram_hit(b1.id, b2.id, alive2 and b2.energy < 0.0)
         if ram21:
             self._tracker.ram_hit(b2.id, b1.id, alive1 and b1.energy < 0.0)
-        if tn == 1:
-            rng = self._rng
-            b2.x = _BOT_R + rng.random() * (self._width - R.BOT_BOUNDING_CIRCLE_DIAMETER)
-            b2.y = _BOT_R + rng.random() * (self._height - R.BOT_BOUNDING_CIRCLE_DIAMETER)
-        else:
-            b1.x, b1.y = b1.px, b1.py
-            b2.x, b2.y = b2.px, b2.py
+        b1.x, b1.y, b2.x, b2.y = places
         if ram12:
             b1.speed = 0.0
         if ram21:
@@ -830,17 +841,16 @@ class Engine:
         self._bullets = kept
 
     def _bullet_hits(self, bots: list[_Bot], by_id: dict[int, _Bot], tn: int, obs: list[dict[str, Any]]) -> bool:
-        """CollisionDetector.checkAndHandleBulletHits: each bullet's line runs from this turn's point to next
-        turn's. In bullet order: bullet-bullet crossings, then the bots its line touches (radius 18, never its
-        owner). As officially, a bullet already gone this turn still counts for the later checks of the same
-        turn (the lines are snapshot first). Returns whether any bot was hit (that resets inactivity)."""
+        """CollisionDetector.checkAndHandleBulletHits (detect, then apply): each bullet's line runs from this
+        turn's point to next turn's. All bullet-bullet crossings and all bullet-bot touches (radius 18, never the
+        owner) are found first, then applied in that order; so, as officially, a bullet destroyed by another one
+        still hits a bot it touches this turn. Returns whether any bot was hit (that resets inactivity)."""
         bullets = self._bullets
         if not bullets:
             return False
-        gone: set[int] = set()
-        hit_bot = False
         n = len(bullets)
-        for i in range(n):
+        crossings = []
+        for i in range(n - 1):
             a = bullets[i]
             for j in range(i + 1, n):
                 c = bullets[j]
@@ -851,9 +861,9 @@ class Engine:
                 if dy > _BULLET_D or dy < -_BULLET_D or dx * dx + dy * dy > _BULLET_D2:
                     continue
                 if R.is_line_intersecting_line(a.x, a.y, a.nx, a.ny, c.x, c.y, c.nx, c.ny):
-                    self._bullets_collide(a, c, by_id, tn, obs)
-                    gone.add(a.id)
-                    gone.add(c.id)
+                    crossings.append((a, c))
+        hits = []
+        for a in bullets:
             for bot in bots:
                 if bot.id == a.owner:
                     continue
@@ -862,12 +872,19 @@ class Engine:
                 if dx > 40.0 or dx < -40.0 or dy > 40.0 or dy < -40.0:
                     continue  # farther than a bullet's step plus the bot's radius: cannot touch
                 if R.is_line_intersecting_circle(a.x, a.y, a.nx, a.ny, bot.x, bot.y, _BOT_R):
-                    self._bullet_hits_bot(a, bot, by_id, tn, obs)
-                    gone.add(a.id)
-                    hit_bot = True
-        if gone:
-            self._bullets = [b for b in bullets if b.id not in gone]
-        return hit_bot
+                    hits.append((a, bot))
+        if not crossings and not hits:
+            return False
+        gone: set[int] = set()
+        for a, c in crossings:
+            self._bullets_collide(a, c, by_id, tn, obs)
+            gone.add(a.id)
+            gone.add(c.id)
+        for a, bot in hits:
+            self._bullet_hits_bot(a, bot, by_id, tn, obs)
+            gone.add(a.id)
+        self._bullets = [b for b in bullets if b.id not in gone]
+        return bool(hits)
 
     @staticmethod
     def _bullets_collide(a: _Bullet, c: _Bullet, by_id: dict[int, _Bot], tn: int, obs: list[dict[str, Any]]) -> None:
@@ -884,14 +901,16 @@ class Engine:
 
     def _bullet_hits_bot(self, a: _Bullet, bot: _Bot, by_id: dict[int, _Bot], tn: int,
                          obs: list[dict[str, Any]]) -> None:
-        """damage 4p + 2max(p-1, 0) to the victim, 3p energy back to the shooter (if it was in this turn)."""
+        """applyBulletHitResults: damage 4p + 2max(p-1, 0) to the victim, 3p energy back to the shooter (if it
+        was in this turn). The score counts only the energy the victim still had (latest official: capped)."""
         damage = R.calc_bullet_damage(a.power)
-        was_alive = bot.energy >= 0.0
-        bot.energy -= damage
+        energy = bot.energy
+        scored = damage if energy >= damage else max(energy, 0.0)
+        bot.energy = energy - damage
         shooter = by_id.get(a.owner)
         if shooter is not None:
             shooter.energy += R.BULLET_HIT_ENERGY_GAIN_FACTOR * a.power
-        self._tracker.bullet_hit(a.owner, bot.id, damage, was_alive and bot.energy < 0.0)
+        self._tracker.bullet_hit(a.owner, bot.id, scored, energy >= 0.0 and bot.energy < 0.0)
         event = {"type": "BulletHitBotEvent", "turnNumber": tn, "bullet": a.state(), "victimId": bot.id,
                  "damage": damage, "energy": bot.energy}
         if shooter is not None:
