@@ -7,7 +7,9 @@ import random
 import signal
 import time
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 from protocol.checkpoint import decode_checkpoint, numbered
@@ -143,3 +145,99 @@ def test_restart_resumes_bitwise_with_replay(procs: Procs, tmp_path: Path) -> No
     finally:
         sub.close(0)
         ctx.term()
+
+
+def first_weights(procs: Procs, eps: dict[str, str], name: str, *args: str) -> Any:
+    """Subscribe, then start a learner (so no message is missed); its first Weights."""
+    import zmq
+
+    from protocol import Weights, decode
+
+    ctx = zmq.Context()
+    sub = ctx.socket(zmq.SUB)
+    sub.setsockopt(zmq.SUBSCRIBE, b"weights")
+    sub.setsockopt(zmq.LINGER, 0)
+    sub.connect(eps["weights"])
+    try:
+        procs.learner(eps, *args, name=name)
+        assert sub.poll(60_000), "no weights from the restarted learner"
+        msg = decode(sub.recv_multipart()[1])
+        assert isinstance(msg, Weights)
+        return msg
+    finally:
+        sub.close(0)
+        ctx.term()
+
+
+def actor_params(meta: dict, tensors: dict) -> np.ndarray:
+    from learner.networks import Arch, actor_layout
+
+    arch = Arch.from_wire(meta["arch"])
+    return np.concatenate([tensors[f"actor.{n}"].reshape(-1) for n, _ in actor_layout(arch)])
+
+
+def corrupt(path: Path) -> None:
+    """A new file in its place (a hard link to it keeps the old bytes), one bit of its weights flipped."""
+    import msgpack
+
+    obj = msgpack.unpackb(path.read_bytes())
+    name = next(n for n in obj["tensors"] if n.startswith("actor."))
+    raw = bytearray(obj["tensors"][name]["data"])
+    raw[0] ^= 0x01
+    obj["tensors"][name]["data"] = bytes(raw)
+    tmp = path.with_name(path.name + ".new")
+    tmp.write_bytes(msgpack.packb(obj, use_bin_type=True))
+    os.replace(tmp, path)
+
+
+def test_a_killed_learner_resumes_from_the_newest_valid_file(procs: Procs, tmp_path: Path) -> None:
+    """Saving while fed, SIGKILLed, restarted: grad steps, weights and version continue from the newest valid file,
+    the live file included; a corrupt newest falls back to the one before, with one log line. (And the saver
+    ends with its learner.)"""
+    import shutil
+
+    from tests.procs import descendants, running
+
+    live = tmp_path / "run" / "live.sacl"
+    eps = endpoints()
+    learner = procs.learner(eps, *SMALL_LEARNER, "--weights-path", str(live), "--save-interval", "5", name="fed")
+    watch = Watch(eps["metrics"])
+    try:
+        with Feeder(eps["ingest"]):
+            h = watch.wait(lambda h: (h.get("saver") or {}).get("saves", 0) >= 4, 60, "four saves")
+            saver = {pid: start for pid, start in descendants(learner.pid).items() if pid == h["saver"]["pid"]}
+            learner.send_signal(signal.SIGKILL)
+            learner.wait(10)
+    finally:
+        watch.close()
+    deadline = time.monotonic() + 10
+    while running(saver) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert saver and not running(saver), "the saver outlived its learner"
+    assert len(numbered(live.parent)) == 3
+
+    # A: the newest numbered file is damaged (a new inode); the live file, linked to its old bytes, is newest.
+    # B: the newest file is damaged under both names: the learner falls back to the one before.
+    cases = {}
+    for case in ("A", "B"):
+        directory = tmp_path / case
+        shutil.copytree(live.parent, directory)  # copies: no hard links between the names any more
+        files = numbered(directory)
+        corrupt(files[0])
+        if case == "B":
+            corrupt(directory / "live.sacl")
+        want = directory / "live.sacl" if case == "A" else files[1]
+        cases[case] = (directory, want, *decode_checkpoint(want.read_bytes()))
+    assert cases["A"][2]["grad_steps"] > cases["B"][2]["grad_steps"]
+    for case, (directory, want, meta, tensors) in cases.items():
+        noted = int((directory / "version").read_text())
+        eps = endpoints()
+        msg = first_weights(procs, eps, f"restart{case}", *SMALL_LEARNER, "--weights-path", str(directory / "live.sacl"))
+        assert msg.grad_steps == meta["grad_steps"], (case, msg.grad_steps, meta["grad_steps"])
+        assert np.array_equal(msg.params, actor_params(meta, tensors)), f"{case}: weights differ from {want.name}"
+        assert msg.version == max(meta["version"], noted) + 1 and msg.version > meta["version"], case
+        lines = [line for line in procs.log(f"restart{case}").splitlines() if "saclstm.checkpoint" in line]
+        assert len(lines) == 1 and f"resuming from {want}" in lines[0], (case, lines)
+        if case == "B":
+            skipped = numbered(directory)[0].name
+            assert "WARNING" in lines[0] and "live.sacl: rev mismatch" in lines[0] and f"{skipped}: rev" in lines[0]
