@@ -70,6 +70,15 @@ def bot_events(procs: Procs, name: str, event: str | None = None) -> list[dict[s
     return [e for e in events if event is None or e["event"] == event]
 
 
+def handshake(url: str, kind: str, **fields: Any) -> dict[str, Any]:
+    """A raw client's handshake; the server's first answer (ConnectionClosed if it refuses)."""
+    with connect(url) as raw:
+        hello = json.loads(raw.recv(5))
+        raw.send(json.dumps({"type": kind, "sessionId": hello["sessionId"], "name": "raw", "version": "1",
+                             "authors": ["x"], **fields}))
+        return json.loads(raw.recv(5))
+
+
 def no_errors(procs: Procs, caplog: pytest.LogCaptureFixture, server: ServerHandle) -> None:
     assert server.stats["errors"] == 0
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR], "server logged errors"
@@ -86,13 +95,16 @@ def test_official_bots_play_a_full_game_and_a_wrong_secret_is_refused(
     intruder = start_bot(procs, server.url, "spin", "Intruder", "wrong secret")
     with pytest.raises(ControllerError, match="1008"):
         Controller(server.url, "wrong secret")
+    assert handshake(server.url, "ObserverHandshake", secret=CTL_SECRET)["type"] == "BotListUpdate"
+    with pytest.raises(ConnectionClosed, match="1008"):
+        handshake(server.url, "ObserverHandshake", secret="")
     with Controller(server.url, CTL_SECRET) as ctl:
         ctl.wait_for_bots(names, timeout=30)
         game = ctl.play(SHORT, names, timeout=60)
         assert intruder.wait(timeout=10) is not None  # the bot API gives up once refused
         assert "Intruder" not in {b["name"] for b in ctl.bots}
     stats = server.stats
-    assert stats["refused_secret"] == 2 and stats["games_ended"] == 1 and stats["rounds"] == 3
+    assert stats["refused_secret"] == 3 and stats["games_ended"] == 1 and stats["rounds"] == 3
     assert stats["malformed"] == stats["unexpected"] == 0
 
     # Every round ended, each with every bot's result (the game's so far, as the official server sends them):
@@ -190,6 +202,22 @@ def test_garbage_is_refused_and_counted_and_the_battle_goes_on(
     assert stats["errors"] == 0 and stats["games_started"] == stats["games_ended"] == 1
     for name in names:
         wait_for(partial(bot_events, procs, name, "game_ended"), 10, f"{name}'s game end")
+
+
+def test_a_bot_that_never_says_ready_is_left_out_at_the_ready_timeout(server: ServerHandle, procs: Procs) -> None:
+    names = ["ReadySpin", "ReadyWalk"]
+    start_bot(procs, server.url, "spin", names[0])
+    start_bot(procs, server.url, "walk", names[1])
+    with connect(server.url) as mute, Controller(server.url, CTL_SECRET) as ctl:
+        hello = json.loads(mute.recv(5))
+        mute.send(json.dumps({"type": "BotHandshake", "sessionId": hello["sessionId"], "name": "Mute",
+                              "version": "1", "authors": ["x"], "secret": BOT_SECRET}))
+        setup = Setup(arena_width=400, arena_height=400, number_of_rounds=1, gun_cooling_rate=0.5,
+                      max_inactivity_turns=60, ready_timeout_us=1_000_000)
+        game = ctl.play(setup, [*names, "Mute"], timeout=60)
+        assert json.loads(mute.recv(5))["type"] == "GameStartedEventForBot"  # it was asked, and never answered
+    assert sorted(p["name"] for p in game.participants) == sorted(names)
+    assert sorted(e["name"] for e in game.results) == sorted(names)
 
 
 def test_a_bot_killed_mid_round_leaves_the_others_to_finish(
