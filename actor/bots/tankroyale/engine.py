@@ -659,17 +659,24 @@ class Engine:
         the gun and radar ride on the body (and the radar on the gun) unless the adjust flags say otherwise.
         """
         new_speed = R.calc_new_bot_speed
+        cos, sin = math.cos, math.sin
+        max_body, max_gun, max_radar = R.MAX_TURN_RATE, R.MAX_GUN_TURN_RATE, R.MAX_RADAR_TURN_RATE
         for b in bots:
             if b.energy < _NEAR:
                 continue  # disabled: no movement at all
-            speed = b.speed = new_speed(b.speed, b.t_speed)
+            speed, target = b.speed, b.t_speed
+            if speed != target or speed == 0.0:  # cruising at the target speed keeps it (calcNewBotSpeed)
+                speed = b.speed = new_speed(speed, target)
             angle = b.direction * _RAD
-            b.x += math.cos(angle) * speed
-            b.y += math.sin(angle) * speed
-            max_turn = R.MAX_TURN_RATE - 0.75 * abs(max(-8.0, min(8.0, speed)))
-            turn = max(-max_turn, min(max_turn, b.t_turn))
-            gun = max(-R.MAX_GUN_TURN_RATE, min(R.MAX_GUN_TURN_RATE, b.t_gun))
-            radar = max(-R.MAX_RADAR_TURN_RATE, min(R.MAX_RADAR_TURN_RATE, b.t_radar))
+            b.x += cos(angle) * speed
+            b.y += sin(angle) * speed
+            max_turn = max_body - 0.75 * (speed if speed >= 0.0 else -speed)  # |speed| <= 8 already
+            turn = b.t_turn
+            turn = max_turn if turn > max_turn else -max_turn if turn < -max_turn else turn
+            gun = b.t_gun
+            gun = max_gun if gun > max_gun else -max_gun if gun < -max_gun else gun
+            radar = b.t_radar
+            radar = max_radar if radar > max_radar else -max_radar if radar < -max_radar else radar
             b.turn_rate, b.gun_turn_rate, b.radar_turn_rate = turn, gun, radar
             gun_adjust = turn + gun
             if b.adj_gun_body:
