@@ -50,6 +50,7 @@ def expected_reward(events: list[dict], me: int = 1) -> float:
     return r
 
 
+@pytest.mark.filterwarnings("ignore:.*symmetric and normalized")  # the game's own units, as the tank's hello
 def test_registered_and_passes_gymnasiums_checker() -> None:
     env = gym.make(ENV_ID, opponent="SpinBot", max_turns=300)
     assert isinstance(env.unwrapped, TankRoyaleEnv)
@@ -159,3 +160,42 @@ def test_rewards_equal_what_the_events_say_in_a_rough_fight() -> None:
         if terminated or truncated:
             break
     assert {"ScannedBotEvent", "BulletHitBotEvent"} <= seen, seen
+
+
+def test_the_env_and_the_networked_tank_see_and_earn_the_same() -> None:
+    """The env's episode, its turns sent as our server sends them (TickEventForBot JSON) through the bot API's own
+    parsing and mapping into tank.py's SaclstmTank: the tank's experience has the env's observations and rewards."""
+    pytest.importorskip("robocode_tank_royale")
+    from robocode_tank_royale.bot_api.events import RoundStartedEvent
+    from robocode_tank_royale.bot_api.internal.json_util import from_json
+    from robocode_tank_royale.bot_api.mapper.event_mapper import EventMapper
+
+    from actor.bots.tankroyale.protocol_tr import tick_for_bot
+    from protocol import EpisodeEnd, Experience
+    from tests.test_tankroyale import Capture, deliver
+
+    env = TankRoyaleEnv(opponent="RamFire", max_turns=3000)
+    obs, _ = env.reset(seed=4)
+    turns, observed, rewards, terminated, truncated = [env.turn], [obs], [], False, False
+    while not (terminated or truncated):
+        obs, reward, terminated, truncated, _ = env.step(aim_and_fire(obs))
+        turns.append(env.turn)
+        observed.append(obs)
+        rewards.append(reward)
+    assert terminated and len(turns) > 20
+    cap = Capture()
+    try:
+        cap.tank._internals.my_id = 1  # as game-started sets it
+        cap.tank.on_round_started(RoundStartedEvent(round_number=1))
+        for turn in turns:
+            deliver(cap.tank, EventMapper.map_tick_event(from_json(tick_for_bot(turn, 1)), cap.tank))
+        sent = [m for m in cap.messages(EpisodeEnd) if isinstance(m, Experience)]
+    finally:
+        cap.close()
+    got_obs = np.concatenate([m.obs for m in sent])
+    got_next = np.concatenate([m.next_obs for m in sent])
+    got_rewards = np.concatenate([m.reward for m in sent])
+    np.testing.assert_allclose(got_obs, np.array(observed[:-1]), atol=1e-6)
+    np.testing.assert_allclose(got_next, np.array(observed[1:]), atol=1e-6)
+    np.testing.assert_allclose(got_rewards, np.array(rewards), atol=1e-6)
+    assert sent[-1].terminated[-1] and not np.concatenate([m.terminated for m in sent])[:-1].any()
