@@ -88,7 +88,8 @@ class Setup:
                                 ("arena_height", R.ARENA_MIN_SIZE, R.ARENA_MAX_SIZE),
                                 ("gun_cooling_rate", R.MIN_GUN_COOLING_RATE, R.MAX_GUN_COOLING_RATE)):
             value = getattr(self, name)
-            if not isinstance(value, (int, float)) or isinstance(value, bool) or not low <= value <= high:
+            kinds = (int, float) if name == "gun_cooling_rate" else (int,)
+            if not isinstance(value, kinds) or isinstance(value, bool) or not low <= value <= high:
                 raise ValueError(f"Setup.{name} must be within [{low}, {high}], got {value!r}")
         for name in ("number_of_rounds", "max_inactivity_turns"):
             value = getattr(self, name)
