@@ -21,8 +21,10 @@ Usage:
     else: turn = engine.new_round()
 
 Sources: repository robocode-dev/tank-royale, server/src/main/kotlin/dev/robocode/tankroyale/server/ (core/
-TurnProcessor, GunEngine, CollisionDetector, BotInitializer; rules/; model/; score/) as of release 0.36; the
-numbers and formulas live in rules.py. Official quirks kept on purpose (they change play): a target speed of
+TurnProcessor, GunEngine, CollisionDetector, BotInitializer; rules/; model/; score/), the latest code found
+(its main branch after release 0.36: detect-then-apply collisions, "Classic" survival scoring); the numbers and
+formulas live in rules.py. The server never sends HitByBulletEvent or DeathEvent: it sends BulletHitBotEvent
+and BotDeathEvent to the victim too, and the bot API renames them for the victim (so does this engine). Official quirks kept on purpose (they change play): a target speed of
 exactly 0 stops a bot in one turn and crossing zero from a speed v > 2 gives v/2 - 1 (rules.calc_new_bot_speed);
 after a wall hit with an event the next wall hit is silent and free; firing costs the firepower asked for even
 above 3; a bullet's hit test is the line from its point to its next one; a bullet destroyed by another bullet
