@@ -20,16 +20,18 @@ Usage:
     if engine.game_ended: results = engine.results()
     else: turn = engine.new_round()
 
-Sources: repository robocode-dev/tank-royale, server/src/main/kotlin/dev/robocode/tankroyale/server/ (core/
-TurnProcessor, GunEngine, CollisionDetector, BotInitializer; rules/; model/; score/), the latest code found
+Sources: repository robocode-dev/tank-royale, server/src/main/kotlin/dev/robocode/tankroyale/server/
+(core/TurnProcessor, GunEngine, CollisionDetector, BotInitializer; rules/; model/; score/), the latest code found
 (its main branch after release 0.36: detect-then-apply collisions, "Classic" survival scoring); the numbers and
-formulas live in rules.py. The server never sends HitByBulletEvent or DeathEvent: it sends BulletHitBotEvent
-and BotDeathEvent to the victim too, and the bot API renames them for the victim (so does this engine). Official quirks kept on purpose (they change play): a target speed of
-exactly 0 stops a bot in one turn and crossing zero from a speed v > 2 gives v/2 - 1 (rules.calc_new_bot_speed);
-after a wall hit with an event the next wall hit is silent and free; firing costs the firepower asked for even
-above 3; a bullet's hit test is the line from its point to its next one; a bullet destroyed by another bullet
-still counts for the rest of that turn's checks; leaders with a total of exactly 0 get rank 0; results_for_bot's rank is the position in the accumulated list and
-its bulletKillBonus is truncated.
+formulas live in rules.py. The server never sends HitByBulletEvent or DeathEvent: it sends BulletHitBotEvent and
+BotDeathEvent to the victim too, and the bot API renames them for the victim.
+
+Official quirks kept on purpose (they change play): a target speed of exactly 0 stops a bot in one turn and
+crossing zero from a speed v > 2 gives v/2 - 1 (rules.calc_new_bot_speed); after a wall hit with an event the next
+wall hit is silent and free; firing costs the firepower asked for even above 3; a bullet's hit test is the line
+from its point to its next one; a bullet destroyed by another bullet still hits a bot that turn; a killing shot
+scores only the energy its victim had left; leaders with a total of exactly 0 get rank 0; results_for_bot's rank
+is the position in the accumulated list and its bulletKillBonus is truncated.
 
 Where this engine may differ from the official server:
 - Randomness is random.Random(seed) (start positions, the first-turn collision move), not java.util.Random.
