@@ -3,10 +3,21 @@
 Ours runs the learner's default torso layout; the other layout is measured too
 (at h=256) for information.
 
-Beside ours, in the same run, a plain PyTorch version of the same update
-written the straightforward way (the reference): the same networks, but every
-network unrolled once per use (the actor on obs and again on next obs, each
-critic for its loss and again for the actor's), per-parameter Polyak loops.
+Two comparisons, kept apart because they answer different questions:
+
+- `update_ratio_same_design`: ours against a plain PyTorch update of our own
+  design (PlainShared: one critic-trained LSTM torso feeding both Q heads and,
+  detached, the actor head; one target torso; the same two LSTM unrolls per
+  update, counted by hooks and printed), written the straightforward way:
+  batch-first tensors, [h, a] concatenated into each head, a backward pass and
+  an Adam step per loss, per-parameter Polyak. The ratio is what the
+  implementation buys (time-major layout, history terms, one backward, fused
+  Adam, foreach Polyak), with the design held fixed.
+- `update_ratio_vs_reference`: ours against today's reference, another design
+  written plainly (separate LSTMs per network, every network unrolled once
+  per use: the actor on obs and again on next obs, each critic for its loss
+  and again for the actor's). Design and implementation together.
+
 For information also the seed's critic design (the action goes into the
 LSTM, so every new action costs an unroll), written the same plain way.
 Last line: one JSON object.
@@ -105,6 +116,96 @@ class Reference:
                     tp.mul_(0.995).add_(0.005 * p)
 
 
+class QHead(nn.Module):
+    """[h_t, a_t] -> linear(128) -> Q: our critic head, written plainly (the action concatenated each time)."""
+
+    def __init__(self, h: int) -> None:
+        super().__init__()
+        self.fc, self.out = nn.Linear(h + ACT, 128), nn.Linear(128, 1)
+
+    def forward(self, hist: torch.Tensor, act: torch.Tensor) -> torch.Tensor:
+        return self.out(F.relu(self.fc(torch.cat([hist, act], -1)))).squeeze(-1)
+
+
+class Torso(nn.Module):
+    def __init__(self, h: int) -> None:
+        super().__init__()
+        self.inp, self.lstm = nn.Linear(OBS, h), nn.LSTM(h, h, batch_first=True)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.lstm(F.relu(self.inp(obs)))[0]
+
+
+class ActorHead(nn.Module):
+    def __init__(self, h: int) -> None:
+        super().__init__()
+        self.fc, self.mean, self.log_std = nn.Linear(h, 128), nn.Linear(128, ACT), nn.Linear(128, ACT)
+
+    def forward(self, hist: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        y = F.relu(self.fc(hist))
+        mean, log_std = self.mean(y), self.log_std(y).clamp(-5, 2)
+        u = mean + log_std.exp() * torch.randn_like(mean)
+        return torch.tanh(u), squashed_log_prob(u, mean, log_std)
+
+
+class PlainShared:
+    """Our design, written the straightforward way (see the module docstring): one online torso unroll over
+    obs 0..T serves both critics and (detached) the actor head, whose one pass gives the policy's action at
+    every step; one target torso unroll gives the next-step histories."""
+
+    def __init__(self, h: int) -> None:
+        self.torso, self.q1, self.q2, self.actor = Torso(h), QHead(h), QHead(h), ActorHead(h)
+        self.t_torso, self.t1, self.t2 = Torso(h), QHead(h), QHead(h)
+        for online, target in ((self.torso, self.t_torso), (self.q1, self.t1), (self.q2, self.t2)):
+            target.load_state_dict(online.state_dict())
+            target.requires_grad_(False)
+        self.critic_params = [*self.torso.parameters(), *self.q1.parameters(), *self.q2.parameters()]
+        self.target_params = [*self.t_torso.parameters(), *self.t1.parameters(), *self.t2.parameters()]
+        self.log_alpha = torch.zeros(1, requires_grad=True)
+        self.aopt = torch.optim.Adam(self.actor.parameters(), 3e-4)
+        self.copt = torch.optim.Adam(self.critic_params, 1e-3)
+        self.alpha_opt = torch.optim.Adam([self.log_alpha], 3e-4)
+
+    def update(self, b: Batch) -> None:
+        alpha = self.log_alpha.exp().detach()
+        hist = self.torso(b.obs)  # [B, T+1, h]: the one online unroll
+        a_all, logp_all = self.actor(hist.detach())  # the actor reads the critics' torso, detached
+        with torch.no_grad():
+            t_hist = self.t_torso(b.obs)[:, 1:]  # the one target unroll
+            q_next = torch.min(self.t1(t_hist, a_all[:, 1:]), self.t2(t_hist, a_all[:, 1:])) - alpha * logp_all[:, 1:]
+            y = b.reward + 0.99 * (1 - b.terminated) * q_next
+        h_now = hist[:, :-1]
+        loss = ((self.q1(h_now, b.action) - y).pow(2) * b.mask).mean() + ((self.q2(h_now, b.action) - y).pow(2) * b.mask).mean()
+        self.copt.zero_grad()
+        loss.backward()
+        self.copt.step()
+        h_fixed, a, logp = h_now.detach(), a_all[:, :-1], logp_all[:, :-1]
+        actor_loss = ((alpha * logp - torch.min(self.q1(h_fixed, a), self.q2(h_fixed, a))) * b.mask).mean()
+        self.aopt.zero_grad()
+        actor_loss.backward()
+        self.aopt.step()
+        alpha_loss = -(self.log_alpha * (logp.detach() - ACT)).mean()
+        self.alpha_opt.zero_grad()
+        alpha_loss.backward()
+        self.alpha_opt.step()
+        with torch.no_grad():
+            for p, tp in zip(self.critic_params, self.target_params):
+                tp.mul_(0.995).add_(0.005 * p)
+
+
+def lstm_unrolls(modules: list[nn.Module], update, b: Batch) -> int:
+    """LSTM forward calls in one update (each distinct LSTM module counted per call)."""
+    calls = [0]
+    lstms = {id(m): m for mod in modules for m in mod.modules() if isinstance(m, nn.LSTM)}
+    hooks = [m.register_forward_hook(lambda *_: calls.__setitem__(0, calls[0] + 1)) for m in lstms.values()]
+    try:
+        update(b)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return calls[0]
+
+
 def ours(h: int, torso: str, amp: bool, target_torso: bool = True) -> SAC:
     arch = Arch(OBS, ACT, hidden=h, prev_action=False, prev_reward=False, act_low=(-1.0,) * ACT, act_high=(1.0,) * ACT)
     return SAC(arch, SACConfig(amp=amp, torso=torso, target_torso=target_torso))
@@ -140,18 +241,29 @@ def main() -> None:
     figures["online_targets_updates_per_s_h256"] = rate(ours(256, "shared", args.amp, False).update, b, args.seconds)
     print(f"saclstm   h=256  {figures['online_targets_updates_per_s_h256']:7.1f} updates/s  torso = shared, "
           "target_torso = false", flush=True)
+    shared = ours(256, "shared", args.amp)
+    plain = PlainShared(256)
+    unrolls = {"ours": lstm_unrolls([shared.actor, shared.critics, shared.targets], shared.update, b),
+               "plain": lstm_unrolls([plain.torso, plain.t_torso, plain.actor], plain.update, b)}
+    assert unrolls["ours"] == unrolls["plain"], f"not the same design: LSTM unrolls per update {unrolls}"
+    ours_shared = figures["updates_per_s_h256"] if default == "shared" else figures["shared_torso_updates_per_s_h256"]
+    figures["plain_same_design_updates_per_s_h256"] = rate(plain.update, b, args.seconds)
+    print(f"plain, same design (shared torso, {unrolls['plain']} LSTM unrolls/update like ours) h=256 "
+          f"{figures['plain_same_design_updates_per_s_h256']:7.1f} updates/s", flush=True)
     ref = Reference(256)
     figures["reference_updates_per_s_h256"] = rate(ref.update, b, args.seconds)
     print(f"reference h=256  {figures['reference_updates_per_s_h256']:7.1f} updates/s "
           f"({1000 / figures['reference_updates_per_s_h256']:.1f} ms)")
     figures["seed_critic_updates_per_s_h256"] = rate(Reference(256, seed_critic=True).update, b, args.seconds)
     print(f"seed-style critic, plain, h=256 {figures['seed_critic_updates_per_s_h256']:7.1f} updates/s")
-    figures["ratio_h256"] = figures["updates_per_s_h256"] / figures["reference_updates_per_s_h256"]
+    figures["update_ratio_same_design"] = ours_shared / figures["plain_same_design_updates_per_s_h256"]
+    figures["update_ratio_vs_reference"] = figures["updates_per_s_h256"] / figures["reference_updates_per_s_h256"]
     figures["bots_at_utd1_h256"] = figures["updates_per_s_h256"] / 30.0
-    print(f"ratio saclstm/reference at h=256: {figures['ratio_h256']:.2f}; Tank Royale bots at 30 turns/s, UTD 1: "
-          f"{figures['bots_at_utd1_h256']:.2f} (target: updates_per_s_h256 >= 30)")
+    print(f"h=256: saclstm / plain of the same design {figures['update_ratio_same_design']:.2f} (implementation only); "
+          f"saclstm / reference {figures['update_ratio_vs_reference']:.2f} (design and implementation)")
+    print(f"Tank Royale bots at 30 turns/s, UTD 1: {figures['bots_at_utd1_h256']:.2f} (target: updates_per_s_h256 >= 30)")
     print(json.dumps({k: round(v, 3) for k, v in figures.items()} | {"threads": args.threads, "amp": args.amp,
-                                                                   "torso": default}))
+                                                                   "torso": default, "lstm_unrolls": unrolls}))
 
 
 if __name__ == "__main__":
