@@ -11,6 +11,8 @@ commands:
   learner   run the learner daemon (train from experience, publish weights)
   actor     run the actor daemon (bots over Gymnasium environments)
   tank      a Robocode Tank Royale tank that trains with saclstm
+  tank-train  train the tank in battles: learner, tanks, opponents, our game server
+  tank-eval   play a checkpoint deterministically against an opponent (and the baselines)
   run       start a learner and N actors locally from one TOML file
   demo      the built-in default run: Pendulum-V, one learner, two actors
   ckpt      list, inspect, verify or promote checkpoint files
@@ -54,6 +56,14 @@ def _commands() -> dict[str, Callable[[list[str]], int]]:
         from actor.bots.tankroyale.cli import main
         return main(argv)
 
+    def tank_train(argv: list[str]) -> int:
+        from actor.bots.tankroyale.train import main
+        return main(argv)
+
+    def tank_eval(argv: list[str]) -> int:
+        from actor.bots.tankroyale.evaluate import main
+        return main(argv)
+
     def keys(argv: list[str]) -> int:
         import argparse
 
@@ -72,7 +82,7 @@ def _commands() -> dict[str, Callable[[list[str]], int]]:
         return 0
 
     return {"learner": learner, "actor": actor, "run": run, "demo": demo, "ckpt": ckpt, "monitor": monitor,
-            "plot": plot, "keys": keys, "tank": tank}
+            "plot": plot, "keys": keys, "tank": tank, "tank-train": tank_train, "tank-eval": tank_eval}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import socket
 import sys
 import time
@@ -50,6 +51,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=cfg.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from robocode_tank_royale.bot_api import BotInfo
 
+    # SIGTERM (a launcher stopping us, or our lifeline when it died) stops us as Ctrl-C does: the finally
+    # below flushes what is buffered and says bye, so the learner's books close.
+    signal.signal(signal.SIGTERM, _interrupt)
     client = BotClient.connect(cfg, args.name, *spec())
     info = BotInfo(name=args.name, version="0.1.0", authors=["saclstm"])
     try:
@@ -59,13 +63,22 @@ def main(argv: list[str] | None = None) -> int:
                       + (f" (waited {args.retry_s:.0f} s)" if args.retry_s else ""), file=sys.stderr)
                 return 1
             tank = SaclstmTank(client, rewards, info, args.server, args.server_secret)
-            tank.start()  # returns when the server closes the connection
+            try:
+                tank.start()  # returns when the server closes the connection
+            except KeyboardInterrupt:
+                client.close()  # the last steps and the bye, then out: the bot API's socket thread never ends
+                sys.stderr.flush()
+                os._exit(0)
             client.end_episode()  # a round cut by the server going away
             if args.retry_s <= 0:
                 return 0
             logging.getLogger("saclstm.tank").info("the server went away; waiting up to %.0f s for it", args.retry_s)
     finally:
         client.close()
+
+
+def _interrupt(*_: object) -> None:
+    raise KeyboardInterrupt
 
 
 def wait_for_server(url: str, patience_s: float) -> bool:

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
-from robocode_tank_royale.bot_api import BaseBot, BotInfo
+from robocode_tank_royale.bot_api import Bot, BotInfo
 from robocode_tank_royale.bot_api.events import (
     BotDeathEvent,
     BulletHitBotEvent,
@@ -72,8 +72,13 @@ def as_schema(e: Any, me: int) -> dict[str, Any] | None:
     return None
 
 
-class SaclstmTank(BaseBot):
-    """Event-driven: the game calls the handlers, the client does the learning."""
+class SaclstmTank(Bot):
+    """Event-driven: the game calls the handlers, the client does the learning.
+
+    A `Bot` whose run loop only calls go(): the bot API dispatches a turn's events from go() (a
+    BaseBot that called go() only in its handlers would never be told of a tick), on_tick sets the
+    orders, and the next go() sends them.
+    """
 
     def __init__(self, client: BotClient, rewards: TankRewards | None = None, bot_info: BotInfo | None = None,
                  server_url: str | None = None, server_secret: str | None = None, live: bool = True) -> None:
@@ -160,14 +165,17 @@ class SaclstmTank(BaseBot):
         self.prev_obs, self.prev_action = obs, action
         self.command(action)
 
+    def run(self) -> None:
+        while self.running:
+            self.go()
+
     def command(self, action: np.ndarray) -> None:
+        """Orders for the next go(): the bot API sends them as this turn's intent."""
         speed, turn, gun_turn, power = self.brain.commands(action)
         self.target_speed, self.turn_rate, self.gun_turn_rate = speed, turn, gun_turn
         self.radar_turn_rate = MAX_RADAR_TURN
         if power > 0:
             self.set_fire(power)
-        if self.live:
-            self.go()
 
     # -- helpers --------------------------------------------------------------------------
 

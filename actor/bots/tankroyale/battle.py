@@ -1,0 +1,221 @@
+"""Battles as `tank-train` and `tank-eval` run them: arenas of one of our tanks against scripted opponents.
+
+An arena is one game server (ours, on a thread of this process, or an official one at a URL), one
+bot process per side, and a controller that plays games back to back on it. Every child process
+holds a lifeline (protocol/lifeline.py): if this process dies, however, they get SIGTERM and stop
+as they would on Ctrl-C. A round's outcome is read from the server's RoundEndedEventForObserver:
+our tank won the round when it ranks first.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from actor.bots.tankroyale.controller import Controller, ControllerError, GameAborted
+from actor.bots.tankroyale.engine import Setup
+from protocol.lifeline import child_env
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@dataclass
+class Children:
+    """The processes of a battle, logs under `dir`; `stop()` ends them all (SIGTERM, then SIGKILL)."""
+
+    dir: Path
+    procs: dict[str, subprocess.Popen] = field(default_factory=dict)
+
+    def start(self, name: str, *args: str) -> subprocess.Popen:
+        log = open(self.dir / f"{name}.log", "ab")  # noqa: SIM115 - the child owns it
+        proc = subprocess.Popen([sys.executable, "-m", *args], stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
+                                env=child_env({**os.environ, "PYTHONUNBUFFERED": "1"}), start_new_session=True)
+        log.close()
+        self.procs[name] = proc
+        return proc
+
+    def tail(self, name: str, lines: int = 12) -> str:
+        path = self.dir / f"{name}.log"
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else ""
+
+    def stop(self, names: list[str] | None = None, timeout: float = 30.0) -> None:
+        chosen = [(n, p) for n, p in self.procs.items() if names is None or n in names]
+        for _, proc in chosen:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        for _, proc in chosen:
+            try:
+                proc.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+@dataclass(frozen=True)
+class RoundRecord:
+    """One round as our tank saw it, from the server's round results."""
+
+    arena: int
+    game: int
+    round: int
+    opponent: str
+    won: bool
+    score: float
+    opponent_score: float
+    turns: int
+    time: float
+
+    @staticmethod
+    def from_event(msg: dict[str, Any], arena: int, game: int, ours: str, opponent: str) -> RoundRecord | None:
+        results = msg.get("results") or []
+        mine = next((r for r in results if r.get("name") == ours), None)
+        theirs = next((r for r in results if r.get("name") == opponent), None)
+        if mine is None:
+            return None
+        # Won: we outlived the other side, which the official score marks with the last-survivor bonus.
+        return RoundRecord(arena, game, int(msg.get("roundNumber", 0)), opponent,
+                           float(mine.get("lastSurvivorBonus", 0)) > 0, float(mine.get("totalScore", 0)),
+                           float((theirs or {}).get("totalScore", 0)), int(msg.get("turnNumber", 0)), time.time())
+
+
+def wilson(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95% Wilson score interval of a win rate (sound at 0 and 1, unlike the normal approximation)."""
+    if n == 0:
+        return 0.0, 1.0
+    p = wins / n
+    centre, half = p + z * z / (2 * n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return max(0.0, (centre - half) / (1 + z * z / n)), min(1.0, (centre + half) / (1 + z * z / n))
+
+
+class Arena:
+    """Games back to back between `ours` and each opponent in turn, on one server; runs on its own thread."""
+
+    def __init__(self, index: int, url: str, secret: str | None, ours: str, opponents: list[str], setup: Setup,
+                 more: Callable[[], bool], on_round: Callable[[RoundRecord], None], join_timeout: float = 60.0) -> None:
+        """`more()` is asked before each game (the budget may be shared between arenas)."""
+        self.index, self.url, self.secret, self.ours = index, url, secret, ours
+        self.opponents, self.setup, self.more, self.on_round = opponents, setup, more, on_round
+        self.join_timeout = join_timeout
+        self.stopping = threading.Event()
+        self.error: str | None = None
+        self.games_played = 0
+        self.tps_wanted: int | None = None  # set from another thread; sent between messages
+        self._thread = threading.Thread(target=self._run, name=f"arena{index}", daemon=True)
+        self._ctl: Controller | None = None
+
+    def start(self) -> Arena:
+        self._thread.start()
+        return self
+
+    def join(self, timeout: float | None = None) -> None:
+        self._thread.join(timeout)
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        ctl = self._ctl
+        if ctl is not None:
+            try:
+                ctl.stop_game()
+            except ControllerError:
+                pass
+
+    def _run(self) -> None:
+        try:
+            self._ctl = self._connect()
+            game = 0
+            while not self.stopping.is_set() and self.more():
+                opponent = self.opponents[game % len(self.opponents)]
+                self._play(game, opponent)
+                game += 1
+                self.games_played = game
+        except (ControllerError, TimeoutError, OSError) as exc:
+            if not self.stopping.is_set():
+                self.error = f"arena {self.index}: {exc}"
+        finally:
+            if self._ctl is not None:
+                self._ctl.close()
+
+    def _connect(self) -> Controller:
+        deadline = time.monotonic() + self.join_timeout
+        while True:
+            try:
+                return Controller(self.url, self.secret)
+            except ControllerError:
+                if time.monotonic() > deadline or self.stopping.is_set():
+                    raise
+                time.sleep(0.2)  # the server is still starting: nothing to wait on but time
+
+    def _play(self, game: int, opponent: str) -> None:
+        assert self._ctl is not None
+        ctl = self._ctl
+        bots = ctl.wait_for_bots([self.ours, opponent], self.join_timeout)
+
+        def on_round(msg: dict[str, Any]) -> None:
+            record = RoundRecord.from_event(msg, self.index, game, self.ours, opponent)
+            if record is not None:
+                self.on_round(record)
+
+        def on_tick(_: dict[str, Any]) -> None:
+            if self.tps_wanted is not None:
+                tps, self.tps_wanted = self.tps_wanted, None
+                ctl.change_tps(tps)
+            if self.stopping.is_set():
+                ctl.stop_game()
+
+        try:
+            ctl.play(self.setup, bots, on_round=on_round, on_tick=on_tick, join_timeout=self.join_timeout)
+        except GameAborted:
+            if not self.stopping.is_set():
+                raise
+
+
+class RoundLog:
+    """Rounds as they end: kept in memory for the progress view and appended to a JSONL file (resume reads it)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.lock = threading.Lock()
+        self.rounds: list[dict[str, Any]] = []
+        if path.exists():
+            for line in path.read_text().splitlines():
+                try:
+                    self.rounds.append(json.loads(line))
+                except json.JSONDecodeError:
+                    continue  # a line cut by a crash: the rest still count
+        self.resumed = len(self.rounds)
+
+    def add(self, record: RoundRecord) -> None:
+        row = record.__dict__.copy()
+        with self.lock:
+            self.rounds.append(row)
+            with open(self.path, "a") as fh:
+                fh.write(json.dumps(row) + "\n")
+
+    def by_opponent(self, last: int = 0) -> dict[str, dict[str, float]]:
+        """Per opponent: rounds, wins, win rate (over the last `last` rounds of each, 0 = all), mean score."""
+        with self.lock:
+            rows = list(self.rounds)
+        out: dict[str, dict[str, float]] = {}
+        for name in sorted({r["opponent"] for r in rows}):
+            mine = [r for r in rows if r["opponent"] == name]
+            window = mine[-last:] if last else mine
+            wins = sum(1 for r in window if r["won"])
+            out[name] = {"rounds": len(mine), "wins": wins, "win_rate": wins / len(window),
+                         "mean_score": sum(r["score"] for r in window) / len(window),
+                         "mean_turns": sum(r["turns"] for r in window) / len(window)}
+        return out

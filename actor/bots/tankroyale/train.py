@@ -1,0 +1,322 @@
+"""`saclstm tank-train`: a learner, N of our tanks and scripted opponents, rounds back to back, in one command.
+
+    start the learner (resumes from the run's checkpoint when there is one)
+    per tank, an arena: a game server (ours, on a thread here), the tank, one process per opponent,
+        and a controller that plays games of `rounds_per_game` rounds against each opponent in turn
+    watch: rounds, win rate per opponent, mean score, skipped turns, achieved UTD; pace the game
+    when `rounds` are played (or on Ctrl-C): stop the games, the tanks (final flush), the learner (final save)
+    plot win rate and mean round score against rounds, per opponent; print and write the summary
+
+UTD is held by the game's pace, never by stalling a turn: our tanks run realtime (a turn never waits
+on the learner; a full send queue drops and counts), and with `tps = 0` (auto) the controller sets
+the servers' turns per second from the learner's measured pace, so that the achieved UTD stays near
+its target. A fixed `tps` plays at that pace whatever the learner does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import signal
+import socket
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import zmq
+
+from actor.bots.tankroyale.battle import Arena, Children, RoundLog
+from actor.bots.tankroyale.engine import Setup
+from protocol.config import ConfigError, add_flags, build, check, given_flags, read_toml
+
+TANK_TOML = Path(__file__).resolve().parents[3] / "deploy" / "tank.toml"
+OURS = "saclstm-tank"
+
+
+def _f(default: Any, help: str) -> Any:  # noqa: A002
+    return field(default=default, metadata={"help": help})
+
+
+@dataclass(frozen=True)
+class BattleConfig:
+    """The [battle] table: who plays, how many rounds, at what pace."""
+
+    tanks: int = _f(2, "our tanks, each in an arena of its own (a server and its opponents)")
+    opponents: tuple[str, ...] = _f(("SittingDuck", "SpinBot"), "opponents, played in turn, one game each")
+    rounds: int = _f(200, "rounds to play in all, across arenas (0: until Ctrl-C); a resumed run counts on")
+    rounds_per_game: int = _f(10, "rounds in one game")
+    tps: int = _f(0, "turns per second: 0 = auto (the learner's pace), -1 = as fast as the bots answer, N = fixed")
+    max_tps: int = _f(30, "the ceiling of auto pace (the game's real pace is 30)")
+    arena_width: int = _f(800, "arena width")
+    arena_height: int = _f(600, "arena height")
+    turn_timeout_ms: float = _f(30.0, "how long the server waits for a bot's intent before it skips the bot's turn")
+    server: str = _f("", "an official server's URL to play on instead of our own (then tanks = 1)")
+    server_secret: str = _f("", "that server's bot secret")
+    controller_secret: str = _f("", "that server's controller secret")
+    run_dir: str = _f("", "logs, rounds, checkpoints, curves; empty = runs/tank-<date-time>; an old one resumes")
+    seed: int = _f(0, "seed of the games (arena i plays seeds seed + 1000 i, + 1 per game)")
+    progress: bool = _f(True, "show a live progress table")
+
+    def __post_init__(self) -> None:
+        check(self.tanks >= 1, "tanks", self.tanks, "must be at least 1")
+        check(self.rounds >= 0, "rounds", self.rounds, "must be 0 (until stopped) or more")
+        check(self.rounds_per_game >= 1, "rounds_per_game", self.rounds_per_game, "must be at least 1")
+        check(len(self.opponents) >= 1, "opponents", self.opponents, "name at least one opponent")
+        check(self.tps >= -1, "tps", self.tps, "must be -1 (as fast as the bots answer), 0 (auto) or a rate")
+        check(self.max_tps >= 1, "max_tps", self.max_tps, "must be at least 1")
+        check(self.turn_timeout_ms > 0, "turn_timeout_ms", self.turn_timeout_ms, "must be positive")
+        check(not self.server or self.tanks == 1, "tanks", self.tanks, "an external server runs one game: tanks = 1")
+        from actor.bots.tankroyale.opponents import OPPONENTS
+
+        unknown = [o for o in self.opponents if o not in OPPONENTS]
+        check(not unknown, "opponents", self.opponents, f"unknown {unknown}; known: {', '.join(OPPONENTS)}")
+
+
+class Pace:
+    """Auto TPS: faster while the learner keeps up with its UTD target, slower (to its pace) when it falls behind.
+
+    Measured over windows of the learner's own counters: achieved UTD = new gradient steps / new env steps.
+    """
+
+    def __init__(self, utd: float, tanks: int, max_tps: int, min_tps: int = 2) -> None:
+        self.utd, self.tanks, self.max_tps, self.min_tps = utd, tanks, max_tps, min_tps
+        self.tps = max_tps
+        self.achieved: float | None = None
+
+    def update(self, d_env: int, d_grad: int, learning: bool) -> int:
+        if not learning or d_env <= 0:
+            return self.tps  # filling the replay: play at the ceiling
+        self.achieved = d_grad / d_env
+        if self.achieved >= 0.9 * self.utd:
+            self.tps = min(self.max_tps, math.ceil(self.tps * 1.25))
+        else:
+            self.tps = max(self.min_tps, int(self.tps * self.achieved / self.utd))
+        return self.tps
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class TankTrainer:
+    """Owns the learner, the arenas and their processes; every path out of `run` stops them all."""
+
+    def __init__(self, cfg: BattleConfig, config_path: str | None, learner_args: list[str],
+                 tank_args: list[str]) -> None:
+        self.cfg, self.config_path = cfg, config_path
+        self.dir = Path(cfg.run_dir or f"runs/tank-{time.strftime('%Y%m%d-%H%M%S')}")
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.children = Children(self.dir)
+        self.learner_args, self.tank_args = learner_args, tank_args
+        self.eps = {k: f"tcp://127.0.0.1:{_port()}" for k in ("ingest", "weights", "metrics")}
+        self.checkpoint = self.dir / "checkpoints" / "live.sacl"
+        self.log = RoundLog(self.dir / "rounds.jsonl")
+        self.servers: list[Any] = []
+        self.arenas: list[Arena] = []
+        self.health: dict[str, Any] = {}
+        self.stopping = False
+        self._lock = threading.Lock()
+        self._games_claimed = 0
+
+    # -- processes -------------------------------------------------------------------------
+
+    def _config_args(self) -> list[str]:
+        return ["--config", self.config_path] if self.config_path else []
+
+    def _start_learner(self) -> None:
+        self.children.start("learner", "deploy", "learner", *self._config_args(), "--ingest", self.eps["ingest"],
+                            "--weights", self.eps["weights"], "--metrics", self.eps["metrics"],
+                            "--metrics-path", str(self.dir / "metrics.jsonl"), "--weights-path", str(self.checkpoint),
+                            *self.learner_args)
+
+    def _start_arena(self, i: int) -> Arena:
+        c = self.cfg
+        setup = Setup(arena_width=c.arena_width, arena_height=c.arena_height, number_of_rounds=c.rounds_per_game,
+                      turn_timeout_us=int(c.turn_timeout_ms * 1000))
+        if c.server:
+            url, secret, ctl_secret = c.server, c.server_secret or None, c.controller_secret or None
+        else:
+            from actor.bots.tankroyale.server import run_server
+
+            server = run_server(tps=self._first_tps(), seed=c.seed + 1000 * i, setup=setup)
+            self.servers.append(server)
+            url, secret, ctl_secret = server.url, None, None
+        secret_args = ["--server-secret", secret] if secret else []
+        self.children.start(f"tank{i}", "deploy", "tank", *self._config_args(), "--server", url, *secret_args,
+                            "--name", OURS, "--actor-id", f"tank{i}", "--ingest", self.eps["ingest"],
+                            "--weights", self.eps["weights"], "--seed", str(1000 * (i + 1)), "--retry-s", "60",
+                            *self.tank_args)
+        for name in c.opponents:
+            self.children.start(f"arena{i}-{name}", "actor.bots.tankroyale.opponents", name, "--server", url,
+                                "--seed", str(c.seed + i), *(["--secret", secret] if secret else []))
+        return Arena(i, url, ctl_secret, OURS, list(c.opponents), setup, self._claim_game, self.log.add).start()
+
+    def _first_tps(self) -> int:
+        return self.cfg.tps if self.cfg.tps != 0 else self.cfg.max_tps
+
+    def _claim_game(self) -> bool:
+        """Arenas share the round budget: each claims its next game here."""
+        with self._lock:
+            if self.stopping:
+                return False
+            if self.cfg.rounds and (self.log.resumed + self._games_claimed * self.cfg.rounds_per_game
+                                    >= self.cfg.rounds):
+                return False
+            self._games_claimed += 1
+            return True
+
+    # -- the run ---------------------------------------------------------------------------
+
+    def run(self) -> int:
+        signal.signal(signal.SIGINT, lambda *_: self._interrupt())
+        signal.signal(signal.SIGTERM, lambda *_: self._interrupt())
+        ctx = zmq.Context()
+        sub = ctx.socket(zmq.SUB)
+        sub.setsockopt(zmq.SUBSCRIBE, b"health")
+        sub.setsockopt(zmq.LINGER, 0)
+        sub.connect(self.eps["metrics"])
+        ok = False
+        try:
+            self._start_learner()
+            if not self._await_learner(sub):
+                return 1
+            self.arenas = [self._start_arena(i) for i in range(self.cfg.tanks)]
+            ok = self._watch(sub)
+        finally:
+            self._shutdown()
+            sub.close(0)
+            ctx.term()
+        return self._summary(ok)
+
+    def _interrupt(self) -> None:
+        if not self.stopping:
+            self.stopping = True
+            print("\nstopping: games, then tanks (final flush), then the learner (final save)...", file=sys.stderr)
+
+    def _await_learner(self, sub: zmq.Socket, timeout: float = 180.0) -> bool:
+        deadline = time.monotonic() + timeout
+        learner = self.children.procs["learner"]
+        while time.monotonic() < deadline and not self.stopping:
+            if learner.poll() is not None:
+                print(f"the learner exited with {learner.returncode} at start:\n{self.children.tail('learner')}",
+                      file=sys.stderr)
+                return False
+            if sub.poll(200):
+                self.health = msgpack.unpackb(sub.recv_multipart()[1], strict_map_key=False)
+                return True
+        return False
+
+    def _watch(self, sub: zmq.Socket) -> bool:
+        from actor.bots.tankroyale.progress import BattleView
+
+        pace = Pace(self._utd(), self.cfg.tanks, self.cfg.max_tps) if self.cfg.tps == 0 else None
+        last = (time.monotonic(), self.health.get("env_steps", 0), self.health.get("grad_steps", 0))
+        with BattleView(self, enabled=self.cfg.progress) as view:
+            while not self.stopping:
+                if sub.poll(250):
+                    self.health = msgpack.unpackb(sub.recv_multipart()[1], strict_map_key=False)
+                view.update()
+                if (problem := self._problem()) is not None:
+                    view.stop()
+                    print(problem, file=sys.stderr)
+                    return False
+                if all(not a.alive for a in self.arenas):
+                    return True
+                now = time.monotonic()
+                if pace is not None and now - last[0] >= 5.0:
+                    env, grad = self.health.get("env_steps", 0), self.health.get("grad_steps", 0)
+                    tps = pace.update(env - last[1], grad - last[2], grad > 0)
+                    for arena in self.arenas:
+                        arena.tps_wanted = tps
+                    last = (now, env, grad)
+        return False
+
+    def _utd(self) -> float:
+        return float(self.health.get("utd_target") or 1.0)
+
+    def _problem(self) -> str | None:
+        learner = self.children.procs["learner"]
+        if learner.poll() is not None:
+            return f"the learner exited with {learner.returncode}:\n{self.children.tail('learner')}"
+        for name, proc in self.children.procs.items():
+            if name != "learner" and proc.poll() is not None and not self.stopping:
+                return f"{name} exited with {proc.returncode}:\n{self.children.tail(name)}"
+        errors = [a.error for a in self.arenas if a.error]
+        return errors[0] if errors else None
+
+    def skipped_turns(self) -> int:
+        return sum(s.stats.get("skipped_turns", 0) for s in self.servers)
+
+    def turns(self) -> int:
+        return sum(s.stats.get("turns", 0) for s in self.servers)
+
+    def _shutdown(self) -> None:
+        self.stopping = True
+        for arena in self.arenas:
+            arena.stop()
+        for arena in self.arenas:
+            arena.join(10)
+        self.children.stop([n for n in self.children.procs if n.startswith("tank")], 30)
+        self.children.stop([n for n in self.children.procs if n.startswith("arena")], 10)
+        for server in self.servers:
+            server.close()
+        self.children.stop(["learner"], 180)
+
+    def _summary(self, ok: bool) -> int:
+        from actor.bots.tankroyale.curves import plot_rounds
+
+        png = plot_rounds(self.log.rounds, self.dir / "tank-curves.png", title=str(self.dir))
+        h = self.health
+        per = self.log.by_opponent()
+        recent = self.log.by_opponent(last=50)
+        turns, skipped = self.turns(), self.skipped_turns()
+        lines = ["", "── saclstm tank-train summary " + "─" * 36,
+                 f"rounds           {len(self.log.rounds)} ({self.log.resumed} before this session)",
+                 *(f"  {name:<13} {v['rounds']:>5.0f} rounds   win rate {v['win_rate']:.2f} overall, "
+                   f"{recent[name]['win_rate']:.2f} over the last {min(50, int(v['rounds']))}   "
+                   f"mean score {v['mean_score']:.1f}" for name, v in per.items()),
+                 f"turns            {turns:,}   skipped {skipped:,}"
+                 + (f" ({100 * skipped / turns:.2f}%)" if turns else ""),
+                 f"learner          env steps {h.get('env_steps', 0):,}   gradient steps {h.get('grad_steps', 0):,}"
+                 f"   achieved UTD {h.get('utd_achieved', 0):.2f} (target {h.get('utd_target', 0)})",
+                 f"rounds log       {self.log.path}",
+                 f"curves           {png}" if png else "curves           none (no round ended)",
+                 f"checkpoint       {self.checkpoint}" if self.checkpoint.exists() else "checkpoint       none",
+                 f"logs             {self.dir}/*.log"]
+        print("\n".join(lines))
+        (self.dir / "summary.json").write_text(json.dumps({
+            "completed": ok, "rounds": len(self.log.rounds), "by_opponent": per, "last50": recent,
+            "turns": turns, "skipped_turns": skipped, "health": h, "curves": str(png) if png else None},
+            indent=1, default=str))
+        return 0 if ok else 1
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="saclstm tank-train", description="Train our Tank Royale tank in battles: a "
+                                "learner, N tanks and scripted opponents on our game server (or an official one), "
+                                "rounds back to back, with progress, checkpoints, resume, curves and a summary.")
+    p.add_argument("--config", help=f"TOML with [battle], [learner], [actor] and [tank] tables (default: {TANK_TOML})")
+    p.add_argument("--learner-arg", action="append", default=[], metavar="ARG",
+                   help="extra argument for the learner, e.g. --learner-arg=--hidden=128 (repeatable)")
+    p.add_argument("--tank-arg", action="append", default=[], metavar="ARG",
+                   help="extra argument for every tank (repeatable)")
+    add_flags(p, BattleConfig)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    config = args.config or str(TANK_TOML)
+    try:
+        cfg = build(BattleConfig, read_toml(config, "battle"), given_flags(args, BattleConfig))
+    except ConfigError as exc:
+        print(f"saclstm tank-train: {exc}", file=sys.stderr)
+        return 2
+    return TankTrainer(cfg, config, args.learner_arg, args.tank_arg).run()
