@@ -182,7 +182,7 @@ def test_garbage_is_refused_and_counted_and_the_battle_goes_on(
         if msg["roundNumber"] != 1 or msg["turnNumber"] != 5:
             return
         for frame in ("not json", b"\x00\xff binary", "[1, 2]", '{"type": 7}', '{"type": "Nope"}',
-                      '{"type": "BotIntent", "targetSpeed": 8}'):
+                      '{"type": "BotIntent", "targetSpeed": 8}', " " * (2 << 20)):
             with connect(server.url) as raw:
                 raw.recv(5)  # the server's handshake
                 raw.send(frame)
@@ -204,10 +204,10 @@ def test_garbage_is_refused_and_counted_and_the_battle_goes_on(
                     {"botAddresses": "everyone"}):
             ctl.send({"type": "StartGame", **bad})
         game = ctl.play(SHORT, names, on_tick=throw_garbage, timeout=60)
-    assert codes == [1008] * 6
+    assert codes == [1008] * 6 + [1009]  # policy violation; message too big
     assert len(game.rounds) == 3 and len(game.results) == 2
     stats = server.stats
-    assert stats["malformed"] == 5 + 2 + 3 and stats["refused_no_handshake"] == 1 and stats["unexpected"] == 1
+    assert stats["malformed"] == 5 + 1 + 2 + 3 and stats["refused_no_handshake"] == 1 and stats["unexpected"] == 1
     assert stats["errors"] == 0 and stats["games_started"] == stats["games_ended"] == 1
     for name in names:
         wait_for(partial(has_events, procs, name, "game_ended"), 10, f"{name}'s game end")

@@ -239,7 +239,7 @@ def results_for_observer(entry: Mapping[str, Any], parts: Mapping[int, Participa
 
 def ranked(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Ranks 1..n in the given order where the engine left them out."""
-    return [{**e, "rank": e.get("rank") or i} for i, e in enumerate(entries, 1)]
+    return [e if e.get("rank") is not None else {**e, "rank": i} for i, e in enumerate(entries, 1)]
 
 
 def round_ended_for_bot(round_number: int, turn_number: int, results: Mapping[str, Any]) -> dict[str, Any]:

@@ -20,9 +20,10 @@ connected bot's intent is in, or when the turn timeout has passed. Results, as t
 sends them: a round's end carries the game's results so far (not the round's alone), a bot's own
 results carry its place in the official server's unsorted list (engine.results_for_bot).
 
-Robustness: a frame that is not a protocol message (binary, not JSON, unknown type, wrong field types),
-a message the client's role may not send, a wrong secret or session id: logged (the first few per
-connection), counted in `stats`, dropped; an unidentified connection that sends one is closed (1008).
+Robustness: a frame that is not a protocol message (binary, not JSON, unknown type, wrong field
+types), a message the client's role may not send, a wrong secret or session id: logged (the first few
+per connection), counted in `stats`, dropped; an unidentified connection that sends one is closed
+(1008), as is any connection sending a frame over `max_message_bytes` (1009, counted as malformed).
 A bot that disconnects mid-game stands still from then on (as the official server zeroes its intent),
 the others play on; the game is aborted only when all of its bots have gone.
 
@@ -35,12 +36,12 @@ Where this server differs from the official one (1.x, as read from its sources):
   runs is refused (the official one replaces the game).
 - A bot's handshake must carry its own connection's session id (the official server accepts any live
   one). Unidentified connections must hand-shake within `handshake_timeout_s` or are closed.
-- A bot that dies on a turn still gets that turn's tick (with its DeathEvent); the official server
-  stops ticking it on that turn already.
+- A bot that dies on a turn still gets that turn's tick (with its DeathEvent); the official server's
+  sendTickToParticipants skips bots no longer alive, so there it learns of its death at round end.
 - The last turn of a round does not wait for intents (the next round starts after 1/TPS); the official
   server waits for intents or the turn timeout there too.
-- Bots not ready at the ready timeout are left out and the engine is rebuilt for those that are (their
-  start positions differ from the ones announced in GameStartedEventForBot).
+- Bots not ready at the ready timeout are left out and the engine is rebuilt for those that are, as
+  there (so start positions differ from the ones announced in GameStartedEventForBot, as there).
 - A bot-intent with a wrong type or a non-finite number is dropped whole (and counted); two intents
   in one turn are merged field by field, as there.
 - No teams, droid energy, team messages, debug graphics, initial positions or BotPolicyUpdate (accepted,
@@ -75,6 +76,7 @@ STAT_KEYS = ("connections", "handshakes_bot", "handshakes_observer", "handshakes
              "errors")
 LOGGED_REJECTS_PER_CLIENT = 3
 POLICY_VIOLATION = 1008
+MESSAGE_TOO_BIG = 1009
 
 EngineFactory = Callable[[Setup, list[Participant], int], Any]
 
@@ -165,8 +167,10 @@ class GameServer:
             self._send(client, p.server_handshake(client.session_id, self.config.game_types, self.last_setup))
             async for raw in ws:
                 self._on_frame(client, raw)
-        except ConnectionClosed:
-            pass
+        except ConnectionClosed as e:
+            if e.sent is not None and e.sent.code == MESSAGE_TOO_BIG:
+                self.stats["malformed"] += 1
+                log.warning("closed %s: a frame over %d bytes", client.name, self.config.max_message_bytes)
         except Exception:  # never let one connection take the server down
             self.stats["errors"] += 1
             log.exception("connection %s failed", client.name)
