@@ -37,7 +37,7 @@ Where this server differs from the official one (1.x, as read from its sources):
 - A bot's handshake must carry its own connection's session id (the official server accepts any live
   one). Unidentified connections must hand-shake within `handshake_timeout_s` or are closed.
 - A bot that dies on a turn still gets that turn's tick (with its DeathEvent); the official server's
-  sendTickToParticipants skips bots no longer alive, so there it learns of its death at round end.
+  sendTickToParticipants skips bots no longer alive, so there the dying bot gets no tick that turn.
 - The last turn of a round does not wait for intents (the next round starts after 1/TPS); the official
   server waits for intents or the turn timeout there too.
 - Bots not ready at the ready timeout are left out and the engine is rebuilt for those that are, as
