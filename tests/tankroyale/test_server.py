@@ -208,9 +208,10 @@ def test_garbage_is_refused_and_counted_and_the_battle_goes_on(
     assert len(game.rounds) == 3 and len(game.results) == 2
     stats = server.stats
     assert stats["malformed"] == 5 + 1 + 2 + 3 and stats["refused_no_handshake"] == 1 and stats["unexpected"] == 1
-    assert stats["errors"] == 0 and stats["games_started"] == stats["games_ended"] == 1
+    assert stats["games_started"] == stats["games_ended"] == 1
     for name in names:
         wait_for(partial(has_events, procs, name, "game_ended"), 10, f"{name}'s game end")
+    no_errors(procs, caplog, server)
 
 
 def test_a_bot_that_never_says_ready_is_left_out_at_the_ready_timeout(server: ServerHandle, procs: Procs) -> None:
@@ -245,9 +246,10 @@ def test_a_bot_killed_mid_round_leaves_the_others_to_finish(
     assert [r["roundNumber"] for r in game.rounds] == [1, 2, 3]
     assert sorted(e["name"] for e in game.results) == sorted(names)  # the one that left keeps its score
     stats = server.stats
-    assert stats["bots_left_in_game"] == 1 and stats["games_ended"] == 1 and stats["errors"] == 0
+    assert stats["bots_left_in_game"] == 1 and stats["games_ended"] == 1
     for name in names[1:]:
         wait_for(partial(has_events, procs, name, "game_ended"), 10, f"{name}'s game end")
+    no_errors(procs, caplog, server)
 
 
 def test_tps_minus_one_runs_as_fast_as_the_bots_a_fixed_tps_is_kept_and_pause_holds(
