@@ -29,6 +29,11 @@ from protocol.lifeline import child_env
 ROOT = Path(__file__).resolve().parents[3]
 
 
+def interrupt(*_: object) -> None:
+    """A SIGTERM handler that stops a command the way Ctrl-C does (its finally blocks run)."""
+    raise KeyboardInterrupt
+
+
 @dataclass
 class Children:
     """The processes of a battle, logs under `dir`; `stop()` ends them all (SIGTERM, then SIGKILL)."""
@@ -77,16 +82,16 @@ class RoundRecord:
     time: float
 
     @staticmethod
-    def from_event(msg: dict[str, Any], arena: int, game: int, ours: str, opponent: str) -> RoundRecord | None:
-        results = msg.get("results") or []
-        mine = next((r for r in results if r.get("name") == ours), None)
-        theirs = next((r for r in results if r.get("name") == opponent), None)
+    def from_event(msg: dict[str, Any], arena: int, game: int, opponent: str) -> RoundRecord | None:
+        """Our side is id 1 and theirs id 2: the controller starts every game with the bots in that order."""
+        results = {int(r.get("id", 0)): r for r in msg.get("results") or []}
+        mine, theirs = results.get(1), results.get(2, {})
         if mine is None:
             return None
         # Won: we outlived the other side, which the official score marks with the last-survivor bonus.
         return RoundRecord(arena, game, int(msg.get("roundNumber", 0)), opponent,
                            float(mine.get("lastSurvivorBonus", 0)) > 0, float(mine.get("totalScore", 0)),
-                           float((theirs or {}).get("totalScore", 0)), int(msg.get("turnNumber", 0)), time.time())
+                           float(theirs.get("totalScore", 0)), int(msg.get("turnNumber", 0)), time.time())
 
 
 def wilson(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -166,7 +171,7 @@ class Arena:
         bots = ctl.wait_for_bots([self.ours, opponent], self.join_timeout)
 
         def on_round(msg: dict[str, Any]) -> None:
-            record = RoundRecord.from_event(msg, self.index, game, self.ours, opponent)
+            record = RoundRecord.from_event(msg, self.index, game, opponent)
             if record is not None:
                 self.on_round(record)
 

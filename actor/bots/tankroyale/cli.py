@@ -51,9 +51,11 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=cfg.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from robocode_tank_royale.bot_api import BotInfo
 
+    from actor.bots.tankroyale.battle import interrupt
+
     # SIGTERM (a launcher stopping us, or our lifeline when it died) stops us as Ctrl-C does: the finally
     # below flushes what is buffered and says bye, so the learner's books close.
-    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGTERM, interrupt)
     client = BotClient.connect(cfg, args.name, *spec())
     info = BotInfo(name=args.name, version="0.1.0", authors=["saclstm"])
     try:
@@ -75,10 +77,6 @@ def main(argv: list[str] | None = None) -> int:
             logging.getLogger("saclstm.tank").info("the server went away; waiting up to %.0f s for it", args.retry_s)
     finally:
         client.close()
-
-
-def _interrupt(*_: object) -> None:
-    raise KeyboardInterrupt
 
 
 def wait_for_server(url: str, patience_s: float) -> bool:
