@@ -108,8 +108,8 @@ class Client:
 
     @property
     def name(self) -> str:
-        hs = self.handshake
-        return f"{hs.get('name', '?')} {hs.get('version', '')} ({self.kind} {self.host}:{self.port})"
+        who = f"{self.handshake.get('name', '')} {self.handshake.get('version', '')}".strip() or "unidentified"
+        return f"{who} ({self.kind} {self.host}:{self.port})"
 
 
 @dataclass(eq=False)
