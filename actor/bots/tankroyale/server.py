@@ -288,7 +288,7 @@ class GameServer:
             self._reject(client, "unexpected", "StartGame names no connected bot")
             return
         seed = self.config.seed + self.stats["games_started"]
-        game = Game(setup, setup.to_schema(), seed, {i: c for i, c in enumerate(chosen, 1)})
+        game = Game(setup, setup.to_schema(), seed, {i: c for i, c in enumerate(chosen, 1)}, paused=self.tps == 0)
         try:
             game.engine = self.engine_factory(setup, game.participants(), seed)
         except ValueError as e:  # a setup the rules cannot play, e.g. too many bots for the arena
