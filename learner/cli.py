@@ -23,6 +23,9 @@ def main(argv: list[str] | None = None) -> int:
     cfg = load_or_exit(LearnerConfig, args, "learner", "saclstm learner")
     logging.basicConfig(level=cfg.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("saclstm.learner").info("effective configuration:\n%s", describe(cfg))
+    from learner.threads import prepare
+
+    prepare(cfg.threads)  # OpenMP reads its wait policy once, when torch loads: before the next line
     from learner.service import Learner  # torch loads here, after the config is known to be good
     from protocol.curve import KeyFileError
 

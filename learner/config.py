@@ -53,9 +53,13 @@ class LearnerConfig:
     grad_clip: float = _f(0.0, "max gradient norm; 0 = no clipping")
     amp: bool = _f(False, "bf16 autocast in the update (faster on CPUs with bf16 units)")
     device: str = _f("cpu", "torch device: cpu or cuda")
-    threads: int = _f(0, "torch intra-op threads; 0 = torch's default")
+    threads: int = _f(0, "torch intra-op threads; 0 = tuned while running between the core count and 1, whichever "
+                         "updates faster now (a shared machine); N = fixed (learner/threads.py)")
     max_drain: int = _f(2048, "most messages drained per pass, so a flood cannot starve training")
     max_steps_per_pass: int = _f(32, "most gradient steps per pass before draining again (the rest carries over)")
+    max_pass_s: float = _f(0.25, "most seconds of gradient steps per pass before draining again (at least one step)")
+    max_debt: int = _f(10000, "most gradient steps owed; steps received beyond it are kept in replay but not owed "
+                              "training (counted as untrained_steps): a flood cannot pile up work for good")
     publish_hz: float = _f(10.0, "most weight publishes per second")
     republish_s: float = _f(2.0, "re-publish the newest weights at least this often (PUB has no history)")
     dead_after_s: float = _f(10.0, "an actor silent this long is marked dead")
@@ -104,6 +108,9 @@ class LearnerConfig:
         check(self.grad_clip >= 0, "grad_clip", self.grad_clip, "must be 0 (off) or above")
         check(self.device == "cpu" or self.device.startswith("cuda"), "device", self.device, "must be cpu or cuda[:N]")
         check(self.max_drain >= 1 and self.max_steps_per_pass >= 1, "max_drain", self.max_drain, "must be at least 1")
+        check(self.threads >= 0, "threads", self.threads, "must be 0 (tuned) or a thread count")
+        check(self.max_pass_s > 0, "max_pass_s", self.max_pass_s, "must be above 0")
+        check(self.max_debt >= 1, "max_debt", self.max_debt, "must be at least 1")
         check(self.save_interval >= 1, "save_interval", self.save_interval, "must be at least 1")
         check(self.keep_checkpoints >= 1, "keep_checkpoints", self.keep_checkpoints,
               "must be at least 1, or the live checkpoint's file would be deleted")

@@ -47,10 +47,12 @@ class SenderStats:
     eval_bots: set[str] = field(default_factory=set)
     said_bye: bool = False
 
-    def as_dict(self, now: float, dead_after: float) -> dict:
+    def as_dict(self, read_up_to: float, dead_after: float) -> dict:
+        """`age_s`: silence as of the learner's last complete read (not the clock), so queued messages count."""
+        age = max(0.0, read_up_to - self.last_seen)
         return {
-            "sender": self.sender, "age_s": round(now - self.last_seen, 3),
-            "alive": not self.said_bye and now - self.last_seen < dead_after,
+            "sender": self.sender, "age_s": round(age, 3),
+            "alive": not self.said_bye and age < dead_after,
             "received": self.received, "rejected": self.rejected, "sent": self.sent, "dropped": self.dropped,
             "lost_msgs": self.lost_msgs, "late_msgs": self.late_msgs, "round": self.round,
             "episodes": self.episodes, "bots": sorted(self.bots), "eval_bots": sorted(self.eval_bots),
@@ -90,6 +92,9 @@ class Ingest:
         self.episodes_done = 0
         self.lag = deque[int](maxlen=2048)
         self.hellos = 0
+        # When the learner last emptied its queue: every message that arrived before it has been read.
+        # Liveness ages actors from here, so a busy learner's unread queue never makes an actor look dead.
+        self.read_up_to = time.monotonic()
         self._log = RateLimitedLog()
 
     def handle(self, frame: bytes | memoryview, version: int) -> int:

@@ -2,13 +2,21 @@
 
     while running:
         drained = drain ingest (at most max_drain messages)
-        debt += utd_ratio * drained           (once learning_starts steps are in)
-        take min(debt, max_steps_per_pass) gradient steps
+        debt += utd_ratio * drained           (once learning_starts steps are in; capped at max_debt)
+        take min(debt, max_steps_per_pass) gradient steps, for at most max_pass_s (at least one)
         publish actor weights (versioned, rate-limited) and progress
         write one metrics line if this pass trained; health every second
 
-Rejects never stop it; SIGINT/SIGTERM end the loop and run the stop hooks
-(the checkpoint issue hangs the final save there).
+The bound: the learner reads its queue at least every max_steps_per_pass
+gradient steps and every max_pass_s seconds plus one gradient step, and a
+read takes at most max_drain messages, so neither a flood nor a long debt
+starves the other. Debt beyond max_debt is not kept: those steps stay in
+replay but are never owed training, and are counted (`untrained_steps`).
+An actor is judged alive from the learner's last complete read of its
+queue, not from the clock, so its messages waiting unread keep it alive.
+
+Rejects never stop it; SIGINT/SIGTERM end the loop between two gradient
+steps and run the stop hooks (the final save hangs there).
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ from learner.persistence import Persistence
 from learner.replay import SequenceReplay
 from learner.sac import SAC, Batch, SACConfig
 from learner.state import restore, snapshot
+from learner.threads import apply as apply_threads
 from protocol import EpisodeStart, Experience, Hello, Limits, Progress, Weights, encode
 from protocol.checkpoint import CheckpointError
 from protocol.codec import NATIVE_DECODER
@@ -49,8 +58,7 @@ class Learner:
     def __init__(self, cfg: LearnerConfig) -> None:
         self.cfg = cfg
         self.session = secrets.randbits(63)
-        if cfg.threads:
-            torch.set_num_threads(cfg.threads)
+        self.tuner = apply_threads(cfg.threads)
         torch.manual_seed(cfg.seed)
         np.seterr(invalid="ignore")  # the codec's one-dot finiteness check may see NaN on bad input
         self.ctx = zmq.Context()
@@ -83,6 +91,8 @@ class Learner:
         self.grad_steps = 0
         self._forgiven = 0  # see _forgive_backlog
         self.debt = 0.0
+        self.untrained_steps = 0.0  # received past max_debt: in replay, never owed training
+        self._untrained_logged = 0.0
         self.passes = 0
         self.stop_hooks: list[Callable[[], None]] = []
         self._stopping = False
@@ -231,9 +241,12 @@ class Learner:
     def step(self, poller: zmq.Poller) -> None:
         """One pass: drain, train, publish, report."""
         timeout = 0 if self.debt >= 1 else 50
+        read_at = time.monotonic()
         drained = 0
         if poller.poll(timeout):
-            drained = self._drain()
+            drained = self._drain(read_at)
+        else:
+            self.ingest.read_up_to = time.monotonic()  # nothing came in the wait: read up to its end
         trained, losses = self._train()
         self._unpublished = self._unpublished or trained > 0
         now = time.monotonic()
@@ -254,12 +267,14 @@ class Learner:
             self._report_episodes()
         self.passes += 1
 
-    def _drain(self) -> int:
+    def _drain(self, read_at: float) -> int:
+        """At most max_drain messages; one that finds the queue empty tells liveness it is read up to `read_at`."""
         steps = 0
         for _ in range(self.cfg.max_drain):
             try:
                 frame = self.pull.recv(zmq.NOBLOCK, copy=False).buffer  # decode copies what it keeps
             except zmq.Again:
+                self.ingest.read_up_to = read_at  # all that had arrived when this read began is read
                 break
             before = self.ingest.received_steps
             self.ingest.handle(frame, self.version)
@@ -269,26 +284,44 @@ class Learner:
         return steps
 
     def _add_debt(self, added: int) -> None:
-        """UTD x steps drained, counting only steps past learning_starts."""
+        """UTD x steps drained, counting only steps past learning_starts; past max_debt the steps are counted
+        as untrained and left out of progress, so rate-limited actors are not held back by work never owed."""
         total = self.ingest.received_steps
         counted = max(0, total - max(total - added, self.cfg.learning_starts))
         self.debt += self.cfg.utd_ratio * counted
+        if self.debt > self.cfg.max_debt:
+            self.untrained_steps += (self.debt - self.cfg.max_debt) / self.cfg.utd_ratio
+            self.debt = float(self.cfg.max_debt)
+            if self.untrained_steps - self._untrained_logged >= 10 * self.cfg.max_debt / self.cfg.utd_ratio \
+                    or not self._untrained_logged:
+                log.warning("more experience than the learner can train on: %d steps so far will not be trained on "
+                            "(debt capped at max_debt = %d gradient steps; health: untrained_steps)",
+                            self.untrained_steps, self.cfg.max_debt)
+                self._untrained_logged = self.untrained_steps
 
     def _train(self) -> tuple[int, dict[str, float]]:
         if self.sac is None or self.replay is None or self.debt < 1 or self.replay.n_live == 0:
             return 0, {}
-        n = min(int(self.debt), self.cfg.max_steps_per_pass)
         totals: dict[str, float] = {}
-        for _ in range(n):
-            out = self.sac.update(self._batch())
+        n, limit, start = 0, min(int(self.debt), self.cfg.max_steps_per_pass), time.monotonic()
+        while n < limit and not self._stopping:  # a stop waits for one gradient step at most
+            batch = self._batch()
+            began = time.perf_counter()
+            out = self.sac.update(batch)
+            if self.tuner is not None:
+                self.tuner.record(time.perf_counter() - began)
             for key, value in out.items():
                 totals[key] = totals.get(key, 0.0) + value
+            n += 1
             self.debt -= 1
             self.grad_steps += 1
             self._maybe_save()
-            if time.monotonic() - self._last_progress >= 0.5:  # a slow pass must not look like a dead learner
+            now = time.monotonic()
+            if now - self._last_progress >= 0.5:  # a slow pass must not look like a dead learner
                 self._publish_progress()
-        return n, {k: v / n for k, v in totals.items()}
+            if now - start >= self.cfg.max_pass_s:
+                break  # drain again: the debt carries over
+        return n, {k: v / n for k, v in totals.items()} if n else {}
 
     def _batch(self) -> Batch:
         assert self.replay is not None and self.sac is not None
@@ -325,7 +358,8 @@ class Learner:
 
     def _publish_progress(self) -> None:
         self._last_progress = time.monotonic()
-        msg = Progress("learner", self._next_seq(), self.ingest.received_steps - self._forgiven, self.grad_steps,
+        msg = Progress("learner", self._next_seq(),
+                       self.ingest.received_steps - self._forgiven - int(self.untrained_steps), self.grad_steps,
                        self.cfg.utd_ratio, self.cfg.learning_starts, self.version, self.session,
                        {name: s.received for name, s in self.ingest.senders.items()})
         try:
@@ -347,13 +381,16 @@ class Learner:
             "buffer_size": self.replay.transitions, "drained": drained, "grad_steps": trained, **losses,
             "utd_target": self.cfg.utd_ratio, "utd_achieved": self.grad_steps / past_start if past_start else 0.0,
             "ingest_tps": self._ingest_rate.add(received), "version": self.version,
+            "untrained_steps": int(self.untrained_steps), "debt": round(self.debt, 1),
             "rejects": dict(self.ingest.rejects), "policy_lag": lag_summary(self.ingest.lag),
             "recent_return": self.recent_return(),
         })
 
     def _actors(self, now: float) -> list[dict[str, Any]]:
-        """Per-actor books; an actor silent past dead_after_s turns dead (logged once, and once when back)."""
-        actors = [s.as_dict(now, self.cfg.dead_after_s) for s in self.ingest.senders.values()]
+        """Per-actor books; an actor silent past dead_after_s, as of the learner's last complete read of its
+        queue, turns dead (logged once, and once when back)."""
+        read_at = min(now, self.ingest.read_up_to)
+        actors = [s.as_dict(read_at, self.cfg.dead_after_s) for s in self.ingest.senders.values()]
         for a in actors:
             if not a["alive"] and not a["bye"] and a["sender"] not in self._dead:
                 self._dead.add(a["sender"])
@@ -384,6 +421,9 @@ class Learner:
             "utd_target": self.cfg.utd_ratio, "utd_achieved": self.grad_steps / past_start if past_start else 0.0,
             "updates_per_s": self._step_rate.add(self.grad_steps), "ingest_tps": self._health_ingest.add(received),
             "actors": self._actors(now), "losses": self._last_losses,
+            "unread_s": round(max(0.0, now - self.ingest.read_up_to), 3), "debt": round(self.debt, 1),
+            "untrained_steps": int(self.untrained_steps),
+            "threads": self.tuner.stats() if self.tuner is not None else {"threads": torch.get_num_threads()},
             "rejects": dict(self.ingest.rejects), "policy_lag": lag_summary(self.ingest.lag),
             "replay": {"transitions": self.replay.transitions if self.replay else 0,
                        "capacity": self.replay.capacity if self.replay else self.cfg.capacity,

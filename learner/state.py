@@ -21,6 +21,8 @@ _OPTIMISERS = ("actor_opt", "critic_opt", "alpha_opt")
 
 
 def _np(t: torch.Tensor) -> np.ndarray:
+    if t.device.type == "cpu":  # numpy's copy is one plain memcpy: no OpenMP barrier to stall on a busy machine
+        return np.array(t.detach().numpy(), copy=True, order="C")
     return t.detach().to("cpu", copy=True).contiguous().numpy()
 
 
