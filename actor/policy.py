@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.random import default_rng  # numpy loads numpy.random lazily: not on the first weights swap (~10 ms)
 
-from learner.networks import Arch, actor_layout
 from protocol import Weights
+from protocol.arch import Arch, actor_layout
 
 State = tuple[np.ndarray, np.ndarray]
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from actor.policy import LocalPolicy
-from learner.networks import Arch, actor_layout
 from protocol import Weights
+from protocol.arch import Arch, actor_layout
 from protocol.checkpoint import CheckpointError, decode_checkpoint
 
 log = logging.getLogger("saclstm.actor")
