@@ -253,7 +253,7 @@ def test_bot_hitting_a_wall_is_stopped_kept_inside_and_damaged():
     hits = [i for i, t in enumerate(turns) if _events(t, 1, "BotHitWallEvent")]
     assert hits[:2] == [8, 10]  # turn 10 at speed 8, then every other turn while pushing on
     hit = turns[8].bot_states[1]
-    assert (hit["x"], hit["speed"], hit["energy"]) == (18, 0, 100 - R.calc_wall_damage(8))
+    assert (hit["x"], hit["speed"], hit["energy"]) == (18, 0, 100 - 3.0)  # 8/2 - 1
     assert _events(turns[8], 1, "BotHitWallEvent")[0]["victimId"] == 1
     assert turns[9].bot_states[1]["x"] == 18 and not _events(turns[9], 1, "BotHitWallEvent")
 

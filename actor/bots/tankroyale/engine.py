@@ -62,9 +62,12 @@ _RAD = math.pi / 180.0
 _DEG = 180.0 / math.pi
 _NEAR = R.NEAR_EPSILON
 _BOT_R = R.BOT_BOUNDING_CIRCLE_RADIUS
-_BOT_D2 = float(R.BOT_BOUNDING_CIRCLE_DIAMETER) ** 2
+_BOT_D = float(R.BOT_BOUNDING_CIRCLE_DIAMETER)
+_BOT_D2 = _BOT_D * _BOT_D
 _BULLET_D = R.BULLET_MAX_BOUNDING_CIRCLE_DIAMETER
 _BULLET_D2 = _BULLET_D * _BULLET_D
+# A bullet's line (at most one step long) cannot touch a bot whose centre is farther than a step plus 18 away.
+_HIT_REACH = R.MAX_BULLET_SPEED + _BOT_R + 1.0
 _SCAN_REACH2 = (R.RADAR_RADIUS + _BOT_R) ** 2
 # An arm (a 1200-long line from the scanner) cannot touch a circle of radius 18 whose centre is farther than 18
 # from the arm's whole line: a cheap miss before the official line/circle test (margin kept for rounding).
@@ -284,7 +287,7 @@ class _Bullet:
         self.direction = direction
         self.sx = self.x = x
         self.sy = self.y = y
-        self.speed = 20 - 3 * max(R.MIN_FIREPOWER, min(R.MAX_FIREPOWER, power))
+        self.speed = R.calc_bullet_speed(power)
         angle = direction * _RAD
         self.cos = math.cos(angle)
         self.sin = math.sin(angle)
@@ -648,7 +651,7 @@ class Engine:
         if b.fire_assist and b.gun_direction == b.radar_direction and b.last_scan is not None:
             sx, sy = b.last_scan  # fire assist: aim at the bot this radar scanned last turn
             direction = (math.atan2(sy - b.y, sx - b.x) * _DEG) % 360.0
-        b.gun_heat = 1 + power / 5
+        b.gun_heat = R.calc_gun_heat(power)
         self._next_bullet_id += 1
         bullet = _Bullet(self._next_bullet_id, b.id, power, direction, b.x, b.y)
         self._bullets.append(bullet)
@@ -731,10 +734,10 @@ class Engine:
             for j in range(i + 1, n):
                 b2 = bots[j]
                 dx = b2.x - b1.x
-                if dx > 36.0 or dx < -36.0:
+                if dx > _BOT_D or dx < -_BOT_D:
                     continue
                 dy = b2.y - b1.y
-                if dy > 36.0 or dy < -36.0 or dx * dx + dy * dy > _BOT_D2:
+                if dy > _BOT_D or dy < -_BOT_D or dx * dx + dy * dy > _BOT_D2:
                     continue
                 found.append(self._collision(b1, b2, tn))
         for collision in found:
@@ -881,7 +884,7 @@ class Engine:
                     continue
                 dx = bot.x - a.x
                 dy = bot.y - a.y
-                if dx > 40.0 or dx < -40.0 or dy > 40.0 or dy < -40.0:
+                if dx > _HIT_REACH or dx < -_HIT_REACH or dy > _HIT_REACH or dy < -_HIT_REACH:
                     continue  # farther than a bullet's step plus the bot's radius: cannot touch
                 if R.is_line_intersecting_circle(a.x, a.y, a.nx, a.ny, bot.x, bot.y, _BOT_R):
                     hits.append((a, bot))
