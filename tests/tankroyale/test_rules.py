@@ -550,3 +550,35 @@ def test_a_bad_intent_is_refused_whole_and_changes_nothing():
     with pytest.raises(ValueError):
         e.step({1: Intent(target_speed=8), 2: Intent(turn_rate=float("nan"))})
     assert e.turn_number == 1 and e.step({}).bot_states[1]["speed"] == 0
+
+
+def test_turns_read_as_the_official_schema_and_bot_api_events():
+    """Every tick, event, game setup and results row goes through the official Python bot API's own JSON reader
+    (robocode_tank_royale, schema classes refuse missing fields) and event mapper, which turns a victim's
+    BulletHitBotEvent into HitByBulletEvent and its BotDeathEvent into DeathEvent."""
+    from types import SimpleNamespace
+
+    from robocode_tank_royale.bot_api import events as api
+    from robocode_tank_royale.bot_api.internal.json_util import from_json
+    from robocode_tank_royale.bot_api.mapper.event_mapper import EventMapper
+
+    parts = [Participant(i, f"bot{i}") for i in (1, 2, 3)]
+    engine = Engine(Setup(number_of_rounds=1), parts, seed=4)
+    turns, _ = _play_game(engine)
+    seen: set[type] = set()
+    for turn in turns:
+        for bot_id, state in turn.bot_states.items():
+            tick = from_json({"type": "TickEventForBot", "roundNumber": turn.round_number,
+                              "turnNumber": turn.turn_number, "botState": state,
+                              "bulletStates": [b for b in turn.bullets if b["ownerId"] == bot_id],
+                              "events": turn.events[bot_id]})
+            mapped = EventMapper.map_tick_event(tick, SimpleNamespace(my_id=bot_id))  # the mapper asks only my_id
+            seen.update(type(e) for e in mapped.events)
+        for event in turn.observer_events:
+            assert type(from_json(event)).__name__ == event["type"]
+    assert {api.HitByBulletEvent, api.BulletHitBotEvent, api.DeathEvent, api.BotDeathEvent, api.ScannedBotEvent,
+            api.BulletFiredEvent, api.WonRoundEvent} <= seen
+    from_json({"type": "GameSetup", **Setup().to_schema()})
+    for row in engine.results():
+        from_json({"type": "ResultsForObserver", **row})
+    from_json({"type": "ResultsForBot", **engine.results_for_bot(1)})
