@@ -125,3 +125,45 @@ def test_without_a_spawner_asking_nothing_is_bound(tmp_path: Path) -> None:
     code = ("import os; from protocol.lifeline import hold; print(hold(), os.environ.get('SACLSTM_PARENT_PID'))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=30)
     assert out.stdout.strip() == "True None", "the variable must not reach the child's own children"
+
+
+# A stand-in for pytest: starts a learner through tests/procs.py, then waits to be killed.
+HARNESS = """
+import json, sys, time
+from pathlib import Path
+from tests.procs import Procs, endpoints
+eps = endpoints()
+learner = Procs(Path(sys.argv[1])).learner(eps)
+print(json.dumps({"pid": learner.pid, "metrics": eps["metrics"]}), flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_learner_started_by_procs_stops_when_its_harness_is_killed(tmp_path: Path) -> None:
+    """pytest killed by SIGKILL must not leave the learners of its tests training on."""
+    import json
+
+    from tests.procs import Watch
+
+    harness = subprocess.Popen([sys.executable, "-c", HARNESS, str(tmp_path)], cwd=ROOT, stdout=subprocess.PIPE,
+                               text=True, start_new_session=True)
+    tree: dict[int, int] = {}
+    watch = None
+    try:
+        assert harness.stdout is not None
+        started = json.loads(harness.stdout.readline())
+        watch = Watch(started["metrics"])
+        watch.wait(lambda h: True, 60, "the learner's loop")  # its SIGTERM handler is in place from here
+        tree = descendants(harness.pid)
+        assert started["pid"] in tree
+        harness.kill()
+        harness.wait(10)
+        took = wait_until(lambda: not running(tree), 15, "the learner to end")
+        log = (tmp_path / "learner.log").read_text()
+        assert "learner stopped after" in log, f"not the SIGTERM way ({took:.1f} s):\n{log[-1500:]}"
+    finally:
+        if watch is not None:
+            watch.close()
+        harness.kill()
+        harness.wait(10)
+        kill_all(tree)
