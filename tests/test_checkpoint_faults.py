@@ -147,25 +147,32 @@ def test_restart_resumes_bitwise_with_replay(procs: Procs, tmp_path: Path) -> No
         ctx.term()
 
 
-def first_weights(procs: Procs, eps: dict[str, str], name: str, *args: str) -> Any:
-    """Subscribe, then start a learner (so no message is missed); its first Weights."""
+def restarted(procs: Procs, directories: dict[str, Path]) -> dict[str, Any]:
+    """One learner per checkpoint directory, started together (each subscribed to first, so nothing is
+    missed); the first Weights each publishes."""
     import zmq
 
     from protocol import Weights, decode
 
     ctx = zmq.Context()
-    sub = ctx.socket(zmq.SUB)
-    sub.setsockopt(zmq.SUBSCRIBE, b"weights")
-    sub.setsockopt(zmq.LINGER, 0)
-    sub.connect(eps["weights"])
+    socks: dict[str, zmq.Socket] = {}
     try:
-        procs.learner(eps, *args, name=name)
-        assert sub.poll(60_000), "no weights from the restarted learner"
-        msg = decode(sub.recv_multipart()[1])
-        assert isinstance(msg, Weights)
-        return msg
+        for case, directory in directories.items():
+            eps = endpoints()
+            socks[case] = sock = ctx.socket(zmq.SUB)
+            sock.setsockopt(zmq.SUBSCRIBE, b"weights")
+            sock.setsockopt(zmq.LINGER, 0)
+            sock.connect(eps["weights"])
+            procs.learner(eps, *SMALL_LEARNER, "--weights-path", str(directory / "live.sacl"), name=f"restart{case}")
+        out = {}
+        for case, sock in socks.items():
+            assert sock.poll(60_000), f"no weights from the restarted learner {case}"
+            out[case] = decode(sock.recv_multipart()[1])
+            assert isinstance(out[case], Weights)
+        return out
     finally:
-        sub.close(0)
+        for sock in socks.values():
+            sock.close(0)
         ctx.term()
 
 
@@ -229,13 +236,13 @@ def test_a_killed_learner_resumes_from_the_newest_valid_file(procs: Procs, tmp_p
         want = directory / "live.sacl" if case == "A" else files[1]
         cases[case] = (directory, want, *decode_checkpoint(want.read_bytes()))
     assert cases["A"][2]["grad_steps"] > cases["B"][2]["grad_steps"]
+    noted = {case: int((c[0] / "version").read_text()) for case, c in cases.items()}  # the killed one's last
+    weights = restarted(procs, {case: c[0] for case, c in cases.items()})
     for case, (directory, want, meta, tensors) in cases.items():
-        noted = int((directory / "version").read_text())
-        eps = endpoints()
-        msg = first_weights(procs, eps, f"restart{case}", *SMALL_LEARNER, "--weights-path", str(directory / "live.sacl"))
+        msg = weights[case]
         assert msg.grad_steps == meta["grad_steps"], (case, msg.grad_steps, meta["grad_steps"])
         assert np.array_equal(msg.params, actor_params(meta, tensors)), f"{case}: weights differ from {want.name}"
-        assert msg.version == max(meta["version"], noted) + 1 and msg.version > meta["version"], case
+        assert msg.version == max(meta["version"], noted[case]) + 1 and msg.version > meta["version"], case
         lines = [line for line in procs.log(f"restart{case}").splitlines() if "saclstm.checkpoint" in line]
         assert len(lines) == 1 and f"resuming from {want}" in lines[0], (case, lines)
         if case == "B":
