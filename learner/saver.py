@@ -101,7 +101,7 @@ def _send(jobs: Connection, meta: dict[str, Any], tensors: dict[str, np.ndarray]
     jobs.send_bytes(msgpack.packb({"meta": meta, "arrays": [[n, a.dtype.str, list(a.shape)] for n, a in arrays]},
                                   use_bin_type=True))
     for _, arr in arrays:
-        jobs.send_bytes(arr.reshape(-1).view(np.uint8))  # the array's own memory: the kernel copies, not Python
+        jobs.send_bytes(arr.reshape(-1).view(np.uint8).data)  # the array's own memory: the kernel copies, not Python
 
 
 def _receive(jobs: Connection) -> tuple[dict[str, Any], dict[str, np.ndarray]]:

@@ -52,12 +52,14 @@ def test_tuner_keeps_idle_speed_and_leaves_a_collapse_within_a_second() -> None:
     mean_idle = np.mean([ms for _, _, ms in idle])
     assert mean_idle < 1.03 * IDLE[2], f"idle: {mean_idle:.2f} ms per update, probes cost more than 3%"
 
-    start = sim.t
+    start, probes_before = sim.t, sim.tuner.probes
     busy = sim.run(120, CONTENDED)
     left = next(t for t, n, _ in busy if n == 1) - start
     assert left < 1.0 and sim.threads == 1, f"took {left:.1f} s to leave the collapse"
-    steady = [ms for t, _, ms in busy if t > start + 2]
-    assert np.mean(steady) < 1.25 * CONTENDED[1], f"contended: {np.mean(steady):.1f} ms, probes up cost too much"
+    steady = [(n, ms) for t, n, ms in busy if t > start + 2]
+    slow = sum(n == 2 for n, _ in steady)
+    assert 0 < slow <= sim.tuner.probes - probes_before + 1, f"{slow} collapsed updates: a losing probe costs one"
+    assert np.mean([ms for _, ms in steady]) < 1.05 * CONTENDED[1], "probes up cost more than 5%"
 
     start = sim.t
     back = sim.run(90, IDLE)
@@ -95,7 +97,7 @@ def test_flood_beside_a_slow_pass_kills_nobody_and_the_excess_is_counted(procs: 
         with Feeder(eps["ingest"], "flood", period=0.0):
             quiet.start()
             watch.wait(lambda h: h["grad_steps"] > 0, 60, "training under the flood")
-            maps = []
+            maps: list[dict] = []
             while len(maps) < 4:  # a health map follows each (2 s) pass
                 maps.append(watch.wait(lambda h: True, 30, "health"))
         for h in maps:
