@@ -58,7 +58,7 @@ class Learner:
     def __init__(self, cfg: LearnerConfig) -> None:
         self.cfg = cfg
         self.session = secrets.randbits(63)
-        self.tuner = apply_threads(cfg.threads)
+        self.tuner = apply_threads(cfg.threads, tune=cfg.device == "cpu")  # a GPU's update time is not the threads'
         torch.manual_seed(cfg.seed)
         np.seterr(invalid="ignore")  # the codec's one-dot finiteness check may see NaN on bad input
         self.ctx = zmq.Context()

@@ -63,8 +63,9 @@ def ladder(top: int) -> tuple[int, ...]:
     return tuple(counts)
 
 
-def apply(threads: int) -> ThreadTuner | None:
-    """Set torch's pools after its import; with threads = 0 return the tuner that owns the count from now on."""
+def apply(threads: int, tune: bool = True) -> ThreadTuner | None:
+    """Set torch's pools after its import; with threads = 0 (and `tune`: the updates run on this CPU) return the
+    tuner that owns the count from now on."""
     import torch
 
     try:
@@ -75,7 +76,7 @@ def apply(threads: int) -> ThreadTuner | None:
         torch.set_num_threads(threads)
         return None
     counts = ladder(torch.get_num_threads())
-    if len(counts) == 1:
+    if len(counts) == 1 or not tune:
         return None
     return ThreadTuner(counts, torch.set_num_threads)
 
