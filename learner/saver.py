@@ -97,7 +97,7 @@ def saver_main(jobs: Connection, acks: Connection, live: str, keep: int, max_fil
 
 def _send(jobs: Connection, meta: dict[str, Any], tensors: dict[str, np.ndarray]) -> None:
     """One job: a msgpack header (meta, then each array's name, dtype and shape), then each array's bytes."""
-    arrays = [(name, np.ascontiguousarray(arr)) for name, arr in tensors.items()]
+    arrays = [(name, arr if arr.flags.c_contiguous else arr.copy(order="C")) for name, arr in tensors.items()]
     jobs.send_bytes(msgpack.packb({"meta": meta, "arrays": [[n, a.dtype.str, list(a.shape)] for n, a in arrays]},
                                   use_bin_type=True))
     for _, arr in arrays:

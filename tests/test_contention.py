@@ -10,6 +10,7 @@ from __future__ import annotations
 import signal
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import zmq
@@ -151,3 +152,25 @@ def test_sigint_stops_a_pass_with_a_large_debt_within_two_seconds(procs: Procs, 
     took = time.monotonic() - start
     assert code == 0
     assert took < 2.0 + 1.0, f"SIGINT took {took:.1f} s"  # 2 s promised, 1 s for a loaded test machine
+
+
+def test_saver_runs_niced_and_writes_what_the_learner_snapshotted(tmp_path: Path) -> None:
+    """The saver yields the CPU to training (niceness), and the raw-array pipe loses nothing on the way."""
+    from learner.saver import SAVER_NICE, Saver
+    from protocol.checkpoint import decode_checkpoint
+
+    tensors = {"w": np.arange(12, dtype=np.float32).reshape(3, 4), "flag": np.array(True), "empty": np.zeros((0, 2)),
+               "steps": np.array([1, 2], np.int64)}
+    saver = Saver(tmp_path / "live.sacl", keep=2)
+    try:
+        assert saver.request({"grad_steps": 7, "game": "t", "config": {"seq": (1, 2)}}, tensors)
+        assert saver.wait_idle(30) and saver.saves == 1, saver.stats()
+        nice = int((Path(f"/proc/{saver.proc.pid}/stat").read_text().rsplit(")", 1)[1].split())[16])
+        assert nice >= SAVER_NICE, f"saver at nice {nice}"
+    finally:
+        saver.close()
+    meta, back = decode_checkpoint((tmp_path / "live.sacl").read_bytes())
+    assert meta["grad_steps"] == 7 and (tmp_path / "ckpt-000000000007.sacl").exists()
+    assert set(back) == set(tensors)
+    for name, arr in tensors.items():
+        assert back[name].dtype == arr.dtype and back[name].shape == arr.shape and np.array_equal(back[name], arr)

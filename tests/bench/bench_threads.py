@@ -23,39 +23,49 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# (label, intra-op threads, environment); inter-op threads are 1 in every option (the update never forks)
+# (label, intra-op threads (0: tuned), environment); inter-op threads are 1 in every option (the update never forks)
 OPTIONS: list[tuple[str, int, dict[str, str]]] = [
     ("2 threads, default wait", 2, {}),
     ("2 threads, PASSIVE", 2, {"OMP_WAIT_POLICY": "PASSIVE"}),
     ("2 threads, spin 10k", 2, {"GOMP_SPINCOUNT": "10000"}),
     ("1 thread, default wait", 1, {}),
     ("1 thread, PASSIVE", 1, {"OMP_WAIT_POLICY": "PASSIVE"}),
+    ("auto (learner default)", 0, {}),  # learner/threads.py's tuner; it settles for one window first
 ]
 HOG = "while True: pass"
 
 
 def child(hidden: int, threads: int, seconds: float) -> None:
     """The timed side: build the learner's SAC, warm up, time single updates for `seconds`."""
-    import torch
-
-    torch.set_num_threads(threads)
-    torch.set_num_interop_threads(1)
     sys.path.insert(0, str(ROOT))
+    from learner.threads import apply, prepare
+
+    if threads == 0:
+        prepare(threads)  # the learner's entry point does this; the other options set their environment as labelled
+    import torch  # noqa: F401 - after prepare, as in the learner
+
     from learner.networks import Arch
     from learner.sac import SAC, SACConfig
     from tests.bench.bench_update import ACT, OBS, batch
 
+    tuner = apply(threads)
     sac = SAC(Arch(OBS, ACT, hidden=hidden, act_low=(-1.0,) * ACT, act_high=(1.0,) * ACT), SACConfig())
     b = batch()
-    for _ in range(3):
-        sac.update(b)
-    times: list[float] = []
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end or len(times) < 3:
-        start = time.perf_counter()
-        sac.update(b)
-        times.append((time.perf_counter() - start) * 1000)
-    times.sort()
+
+    def timed(seconds: float) -> list[float]:
+        times: list[float] = []
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end or len(times) < 3:
+            start = time.perf_counter()
+            sac.update(b)
+            took = time.perf_counter() - start
+            if tuner is not None:
+                tuner.record(took)
+            times.append(took * 1000)
+        return sorted(times)
+
+    timed(seconds if tuner is not None else 0.0)
+    times = timed(seconds)
     print(json.dumps({"p50": times[len(times) // 2], "p90": times[int(len(times) * 0.9)], "n": len(times)}))
 
 
