@@ -102,6 +102,7 @@ def one_width(hidden: int, args: argparse.Namespace, tmp: Path) -> dict[str, Any
             out[f"hog{n}_threads"] = phase.maps[-1]["threads"]["threads"]
             stop(busy)
         out["deaths_before_flood"] = sorted(phase.deaths)
+        out["tuner"] = phase.maps[-1]["threads"]
         phase.deaths.clear()
         procs.actor(eps, "flood", *actor_args, "--flow", "realtime")
         out["flood"] = phase.run(args.settle_s, args.flood_s)
@@ -145,6 +146,8 @@ def main() -> None:
                   f"debt {r['debt']:.0f}; false deaths {r['false_deaths']} {r['dead']} over {args.flood_s:.0f} s "
                   f"(dead_after_s {args.dead_after_s}); SIGINT to exit {r['stop_s']:.2f} s (exit {r['exit']}, "
                   "target <= 2)")
+            print(f"h={h}: thread tuner before the flood {r['tuner']}; actors dead before the flood: "
+                  f"{r['deaths_before_flood'] or 'none'}")
             figures |= {f"solo_updates_per_s_h{h}": solo, f"hog1_updates_per_s_h{h}": r["hog1"],
                         f"ratio_hog1_h{h}": r["hog1"] / solo, f"hog2_updates_per_s_h{h}": r["hog2"],
                         f"ratio_hog2_h{h}": r["hog2"] / solo, f"flood_updates_per_s_h{h}": r["flood"],
