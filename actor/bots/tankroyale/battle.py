@@ -82,16 +82,26 @@ class RoundRecord:
     time: float
 
     @staticmethod
-    def from_event(msg: dict[str, Any], arena: int, game: int, opponent: str) -> RoundRecord | None:
-        """Our side is id 1 and theirs id 2: the controller starts every game with the bots in that order."""
+    def from_event(msg: dict[str, Any], arena: int, game: int, opponent: str,
+                   before: dict[int, dict[str, Any]]) -> RoundRecord | None:
+        """Our side is id 1 and theirs id 2 (the controller starts every game with the bots in that order).
+
+        A round's results are the game's so far (as the official server sends them): this round's share is
+        the difference from `before`, the previous round's, which this updates.
+        """
         results = {int(r.get("id", 0)): r for r in msg.get("results") or []}
-        mine, theirs = results.get(1), results.get(2, {})
-        if mine is None:
+        if 1 not in results:
             return None
-        # Won: we outlived the other side, which the official score marks with the last-survivor bonus.
-        return RoundRecord(arena, game, int(msg.get("roundNumber", 0)), opponent,
-                           float(mine.get("lastSurvivorBonus", 0)) > 0, float(mine.get("totalScore", 0)),
-                           float(theirs.get("totalScore", 0)), int(msg.get("turnNumber", 0)), time.time())
+
+        def gain(bot: int, key: str) -> float:
+            return float(results.get(bot, {}).get(key, 0)) - float(before.get(bot, {}).get(key, 0))
+
+        record = RoundRecord(arena, game, int(msg.get("roundNumber", 0)), opponent,
+                             gain(1, "lastSurvivorBonus") > 0,  # won: we outlived the other side
+                             gain(1, "totalScore"), gain(2, "totalScore"), int(msg.get("turnNumber", 0)), time.time())
+        before.clear()
+        before.update(results)
+        return record
 
 
 def wilson(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -170,8 +180,10 @@ class Arena:
         ctl = self._ctl
         bots = ctl.wait_for_bots([self.ours, opponent], self.join_timeout)
 
+        before: dict[int, dict[str, Any]] = {}
+
         def on_round(msg: dict[str, Any]) -> None:
-            record = RoundRecord.from_event(msg, self.index, game, opponent)
+            record = RoundRecord.from_event(msg, self.index, game, opponent, before)
             if record is not None:
                 self.on_round(record)
 

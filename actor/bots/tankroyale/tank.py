@@ -10,6 +10,8 @@ critical events, dispatched before the turn's TickEvent, so their handlers read 
 (the bot API's `events` queue holds it) and close the episode with every hit and kill of that turn.
 A turn the server played without our intent (a SkippedTurnEvent) is not sent as a step taken as
 commanded: the client leaves a gap there, and the count is kept.
+The bot API calls round-ended on its socket thread, possibly while the bot thread is still to dispatch
+the round's last turn: the handlers hold one lock, and round-ended plays any queued turn first.
 Everything in a turn is in memory: the client never waits on the network,
 and a turn costs well under the game's turn timeout (tests/bench/bench_tank.py).
 """
@@ -17,6 +19,7 @@ and a turn costs well under the game's turn timeout (tests/bench/bench_tank.py).
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterable
 from typing import Any
 
@@ -92,6 +95,7 @@ class SaclstmTank(Bot):
         self.last_turn = 0  # the newest turn handled this round
         self.skip_pending = False  # the server played the last turn without our intent
         self.turns = self.skipped = self.rounds = 0  # totals over the game, for the tank's report
+        self._lock = threading.RLock()  # the bot thread and the socket thread both call handlers
 
     # -- game and round -------------------------------------------------------------------
 
@@ -100,15 +104,20 @@ class SaclstmTank(Bot):
         self.brain.my_id = e.my_id
 
     def on_round_started(self, e: RoundStartedEvent) -> None:
-        self.brain.new_round()
-        self.brain.enemies_left = max(1, self._enemy_count())
-        self.prev_obs = self.prev_action = None
-        self.ended, self.last_turn, self.skip_pending = False, 0, False
-        self.rounds += 1
-        self.client.new_episode(opponent=self.opponent)
+        with self._lock:
+            self.brain.new_round()
+            self.brain.enemies_left = max(1, self._enemy_count())
+            self.prev_obs = self.prev_action = None
+            self.ended, self.last_turn, self.skip_pending = False, 0, False
+            self.rounds += 1
+            self.opponent = self._sole_opponent() or self.opponent
+            self.client.new_episode(opponent=self.opponent)
 
     def on_round_ended(self, e: RoundEndedEvent) -> None:
-        self._finish(terminated=False)  # survived to the end of the round: cut, not terminal
+        with self._lock:
+            for tick in sorted(self._queued_ticks(), key=lambda t: t.turn_number):
+                self._turn(tick.turn_number, tick.events, tick.bot_state)  # the last turn, not yet dispatched
+            self._finish(terminated=False)  # survived to the end of the round: cut, not terminal
 
     def on_death(self, e: DeathEvent) -> None:
         self._critical(e)
@@ -117,8 +126,9 @@ class SaclstmTank(Bot):
         self._critical(e)
 
     def on_skipped_turn(self, e: SkippedTurnEvent) -> None:
-        self.skipped += 1
-        self.skip_pending = True
+        with self._lock:
+            self.skipped += 1
+            self.skip_pending = True
 
     def on_scanned_bot(self, e: ScannedBotEvent) -> None:
         self.opponent = self._name(e.scanned_bot_id)  # the brain reads the scan from the turn's events
@@ -126,17 +136,24 @@ class SaclstmTank(Bot):
     # -- the turn -------------------------------------------------------------------------
 
     def on_tick(self, e: TickEvent) -> None:
-        self._turn(e.turn_number, e.events, e.bot_state)
+        with self._lock:
+            self._turn(e.turn_number, e.events, e.bot_state)
 
     def _critical(self, e: DeathEvent | WonRoundEvent) -> None:
         """Dispatched before its turn's TickEvent: play that turn now, from the TickEvent still queued."""
-        tick = next((t for t in (self.events or ()) if isinstance(t, TickEvent) and t.turn_number == e.turn_number),
-                    None)
-        if tick is not None:
-            self._turn(tick.turn_number, tick.events, tick.bot_state)
-        if not self.ended:  # its turn went before it (or never came): the event alone ends the episode
-            self.brain.apply([as_schema(e, self.brain.my_id)])
-            self._finish(terminated=True)
+        with self._lock:
+            tick = next((t for t in self._queued_ticks() if t.turn_number == e.turn_number), None)
+            if tick is not None:
+                self._turn(tick.turn_number, tick.events, tick.bot_state)
+            if not self.ended:  # its turn went before it (or never came): the event alone ends the episode
+                self.brain.apply([as_schema(e, self.brain.my_id)])
+                self._finish(terminated=True)
+
+    def _queued_ticks(self) -> list[TickEvent]:
+        try:
+            return [t for t in (self.events or ()) if isinstance(t, TickEvent)]
+        except Exception:  # the bot API raises when no game is running
+            return []
 
     def _turn(self, turn: int, events: Iterable[Any], bot_state: Any) -> None:
         """One turn, once: its events, the step that ends here, and (if the round goes on) the next action."""
@@ -197,6 +214,16 @@ class SaclstmTank(Bot):
         except Exception:  # the bot API raises when no game is running
             name = None
         return name or str(bot_id)
+
+    def _sole_opponent(self) -> str | None:
+        """In a one-on-one game the key is known before any scan: the name of the other participant."""
+        if not self.live:
+            return None
+        try:
+            names = [self.get_bot_name(i) for i in (1, 2) if i != self.my_id]
+        except Exception:  # the bot API raises when no game is running
+            return None
+        return names[0] if self._enemy_count() == 1 and len(names) == 1 and names[0] else None
 
     def _enemy_count(self) -> int:
         try:
