@@ -8,9 +8,11 @@ expected rewards are computed from the observer's copy of each turn's events wit
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -20,14 +22,14 @@ import zmq
 pytest.importorskip("robocode_tank_royale")
 
 from actor.bots.tankroyale.brain import TankRewards  # noqa: E402
-from actor.bots.tankroyale.controller import Controller  # noqa: E402
+from actor.bots.tankroyale.controller import Controller, GameAborted  # noqa: E402
 from actor.bots.tankroyale.engine import Setup  # noqa: E402
 from actor.bots.tankroyale.server import ServerHandle, run_server  # noqa: E402
 from actor.bots.tankroyale.tank import SaclstmTank, spec  # noqa: E402
 from actor.client import BotClient  # noqa: E402
 from actor.config import ActorConfig  # noqa: E402
 from protocol import EpisodeEnd, EpisodeStart, Experience, decode  # noqa: E402
-from tests.procs import Procs, free_port  # noqa: E402
+from tests.procs import Procs, Watch, actor_stats, free_port  # noqa: E402
 from tests.tankroyale.test_env import aim_and_fire, expected_reward  # noqa: E402
 
 R = TankRewards()
@@ -150,3 +152,44 @@ def test_eval_mode_sends_no_experience(server: ServerHandle, inbox: Inbox, tmp_p
     ends = [m for m in got if isinstance(m, EpisodeEnd)]
     assert len(ends) == SETUP.number_of_rounds and all(m.eval for m in ends), "each round is an eval episode"
     assert not [m for m in got if isinstance(m, (Experience, EpisodeStart))], "eval sends no experience"
+
+
+def test_a_restarted_learner_finds_the_tank_still_playing_and_sending(server: ServerHandle, procs: Procs,
+                                                                      eps: dict[str, str]) -> None:
+    """SIGKILL the learner mid-battle and start a new one on the same endpoints: the tank never stopped playing
+    (no skipped turn, never left the game) and its experience reaches the new learner."""
+    small = ("--hidden", "16", "--fc", "16", "--seq-len", "8", "--overlap", "4", "--batch-size", "8",
+             "--learning-starts", "100000")
+    learner = procs.learner(eps, *small)
+    watch = Watch(eps["metrics"])
+    game: dict[str, Any] = {}
+    ctl = Controller(server.url)
+    player = threading.Thread()
+    try:
+        watch.wait(lambda h: True, 60, "the learner")
+        procs.start("duck", "actor.bots.tankroyale.opponents", "SittingDuck", "--server", server.url)
+        procs.start("tank", "deploy", "tank", "--server", server.url, "--ingest", eps["ingest"], "--weights",
+                    eps["weights"], "--actor-id", "tank0", "--flush-steps", "16")
+        long = replace(SETUP, number_of_rounds=1000, max_inactivity_turns=10_000)  # rounds that outlast the test
+        ctl.wait_for_bots(["saclstm-tank", "SittingDuck"], 60)
+        def play() -> None:
+            with contextlib.suppress(GameAborted):  # stopped by the test's end
+                game["r"] = ctl.play(long, ["saclstm-tank", "SittingDuck"])
+        player = threading.Thread(target=play, daemon=True)
+        player.start()
+        watch.wait(lambda h: (actor_stats(h, "tank0") or {}).get("received", 0) >= 100, 60, "the tank's steps")
+        turns_before = server.stats["turns"]
+        learner.kill()
+        learner.wait(10)
+        procs.learner(eps, *small, name="learner2")
+        h = watch.wait(lambda h: (actor_stats(h, "tank0") or {}).get("received", 0) >= 100, 90,
+                       "the tank's steps at the new learner")
+        assert h["session"] and server.stats["turns"] > turns_before
+        assert server.stats["skipped_turns"] == 0 and server.stats["bots_left_in_game"] == 0
+        assert "session" in procs.log("tank") or "learner" in procs.log("tank")  # it noticed, and said so once
+    finally:
+        ctl.stop_game()
+        if player.is_alive():
+            player.join(30)
+        ctl.close()
+        watch.close()
