@@ -87,10 +87,10 @@ def _heartbeats(endpoint: str, sender: str, stop: threading.Event, period: float
 
 
 def test_flood_beside_a_slow_pass_kills_nobody_and_the_excess_is_counted(procs: Procs, eps: dict[str, str]) -> None:
-    """Passes of 2 s without a read (max_pass_s) against dead_after_s 0.8: judged by the clock, both senders
+    """Passes of 2.5 s without a read (max_pass_s) against dead_after_s 1: judged by the clock, both senders
     would die after every pass; judged from the last complete read of the queue, neither may."""
     learner = procs.learner(eps, *SMALL_LEARNER, "--hidden", "64", "--fc", "64", "--max-steps-per-pass", "1000000",
-                            "--max-pass-s", "2", "--dead-after-s", "0.8", "--max-debt", "1000")
+                            "--max-pass-s", "2.5", "--dead-after-s", "1", "--max-debt", "1000")
     watch = Watch(eps["metrics"])
     stop = threading.Event()
     quiet = threading.Thread(target=_heartbeats, args=(eps["ingest"], "quiet", stop), daemon=True)
@@ -99,7 +99,7 @@ def test_flood_beside_a_slow_pass_kills_nobody_and_the_excess_is_counted(procs: 
             quiet.start()
             watch.wait(lambda h: h["grad_steps"] > 0, 60, "training under the flood")
             maps: list[dict] = []
-            while len(maps) < 4:  # a health map follows each (2 s) pass
+            while len(maps) < 3:  # a health map follows each (2.5 s) pass
                 maps.append(watch.wait(lambda h: True, 30, "health"))
         for h in maps:
             for name in ("flood", "quiet"):
