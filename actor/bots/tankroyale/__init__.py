@@ -1,7 +1,16 @@
 """Robocode Tank Royale: everything the game needs lives here.
 
-    brain.py   what our tank sees, does and is rewarded for (pure, no bot API)
-    tank.py    our tank on the official Python bot API
-    cli.py     `saclstm tank`
+    rules.py, engine.py   the official rules as one pure, deterministic engine (turn in, turn out)
+    protocol_tr.py        the official WebSocket protocol's message shapes
+    server.py             a headless game server on that protocol, bot and controller side
+    controller.py         a controller client: ours here, or an official server elsewhere
+    brain.py              what our tank sees, does and is rewarded for (pure, no bot API)
+    tank.py               our tank on the official Python bot API
+    opponents.py          scripted opponents (sample-bot behaviours) and two baselines
+    env.py                TankRoyale-v0: the engine as a Gymnasium environment, no sockets
+    battle.py             arenas: a server, bot processes and a controller playing games back to back
+    train.py, progress.py, curves.py   `saclstm tank-train`
+    evaluate.py           `saclstm tank-eval`
+    cli.py                `saclstm tank`
 The rest of the project knows Tank Royale only as a bot, an environment id and commands.
 """
