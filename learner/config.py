@@ -58,8 +58,9 @@ class LearnerConfig:
     max_drain: int = _f(2048, "most messages drained per pass, so a flood cannot starve training")
     max_steps_per_pass: int = _f(32, "most gradient steps per pass before draining again (the rest carries over)")
     max_pass_s: float = _f(0.25, "most seconds of gradient steps per pass before draining again (at least one step)")
-    max_debt: int = _f(10000, "most gradient steps owed; steps received beyond it are kept in replay but not owed "
-                              "training (counted as untrained_steps): a flood cannot pile up work for good")
+    max_debt: int = _f(2000, "most gradient steps owed; steps received beyond it are kept in replay but not owed "
+                             "training (counted as untrained_steps): a flood cannot pile up work for good, and the "
+                             "backlog a burst leaves is about a minute at h=256 (rate-limited actors wait it out)")
     publish_hz: float = _f(10.0, "most weight publishes per second")
     republish_s: float = _f(2.0, "re-publish the newest weights at least this often (PUB has no history)")
     dead_after_s: float = _f(10.0, "an actor silent this long is marked dead")

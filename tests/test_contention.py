@@ -142,7 +142,7 @@ def test_sigint_stops_a_pass_with_a_large_debt_within_two_seconds(procs: Procs, 
     learner = procs.learner(eps, *SMALL_LEARNER, "--hidden", "128", "--fc", "128", "--max-steps-per-pass", "1000000",
                             "--max-pass-s", "1000")
     with Feeder(eps["ingest"], "flood", period=0.0):
-        deadline = time.monotonic() + 60  # the log says when a drain has left a debt of max_debt (10,000 steps)
+        deadline = time.monotonic() + 60  # the log says when a drain has left a debt of max_debt (2,000 steps)
         while time.monotonic() < deadline and "more experience" not in procs.log("learner"):
             time.sleep(0.05)
         assert "more experience" in procs.log("learner"), procs.log("learner")
