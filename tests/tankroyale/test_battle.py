@@ -97,8 +97,11 @@ def episodes(messages: list[Any]) -> list[dict[str, Any]]:
     return [out[k] for k in sorted(out)]
 
 
+@pytest.mark.parametrize("opponent", ["SittingDuck", "SpinBot"])
 def test_every_reward_lands_in_the_step_ending_at_its_turn_won_rounds_included(server: ServerHandle, inbox: Inbox,
-                                                                               tmp_path) -> None:
+                                                                               tmp_path, opponent: str) -> None:
+    """Against the stationary target the scripted aim wins every round; against the spinner rounds are won or lost:
+    each round is one episode keyed by the opponent, one step per turn after the first, rewards in their turn."""
     procs = Procs(tmp_path)
     cfg = ActorConfig(ingest=f"tcp://127.0.0.1:{inbox.port}", weights=f"tcp://127.0.0.1:{free_port()}",
                       actor_id="tank", flow="realtime", flush_steps=10_000, flush_ms=60_000, close_linger_s=5)
@@ -108,9 +111,9 @@ def test_every_reward_lands_in_the_step_ending_at_its_turn_won_rounds_included(s
     threading.Thread(target=tank.start, daemon=True).start()
     ticks: dict[tuple[int, int], list[dict]] = {}
     try:
-        procs.start("duck", "actor.bots.tankroyale.opponents", "SittingDuck", "--server", server.url)
+        procs.start("opponent", "actor.bots.tankroyale.opponents", opponent, "--server", server.url)
         with Controller(server.url) as ctl:
-            game = ctl.play(SETUP, ["saclstm-tank", "SittingDuck"], timeout=120,
+            game = ctl.play(SETUP, ["saclstm-tank", opponent], timeout=120,
                             on_tick=lambda t: ticks.__setitem__((t["roundNumber"], t["turnNumber"]), t["events"]))
         eps = episodes(inbox.drain(EpisodeEnd, SETUP.number_of_rounds))
     finally:
@@ -118,22 +121,30 @@ def test_every_reward_lands_in_the_step_ending_at_its_turn_won_rounds_included(s
         procs.close()
     assert server.stats["skipped_turns"] == 0 and tank.skipped == 0
     assert len(eps) == SETUP.number_of_rounds == len(game.rounds)
+    before: dict[str, float] = {}
     for ep, rnd in zip(eps, game.rounds):
         number, last_turn = rnd["roundNumber"], rnd["turnNumber"]
-        ours = next(r for r in rnd["results"] if r["id"] == 1)
-        assert ours["lastSurvivorBonus"] > 0, "the scripted aim kills a sitting duck in a small arena"
-        assert ep["start"].opponent == "SittingDuck"  # a one-on-one names its opponent from the first round
+        ours = next(r for r in rnd["results"] if r["id"] == 1)  # the game's results so far: this round's is the gain
+        won = ours["lastSurvivorBonus"] > before.get("lastSurvivorBonus", 0)
+        before = ours
+        assert won or opponent != "SittingDuck", "the scripted aim kills a sitting duck in a small arena"
+        assert ep["start"].opponent == opponent  # a one-on-one names its opponent from the first round
         # One step per turn after the first, the last one terminal: nothing lost, nothing a turn late.
         assert len(ep["reward"]) == last_turn - 1 == ep["end"].length
         assert ep["terminated"][-1] and not ep["terminated"][:-1].any()
         # Step k ends at turn k + 2 and carries that turn's events (the win from the round's result).
         want = [expected_reward([e for e in ticks[(number, k + 2)] if e["type"] != "WonRoundEvent"])
                 for k in range(len(ep["reward"]))]
-        want[-1] += R.win
+        want[-1] += R.win if won else 0.0
         np.testing.assert_allclose(ep["reward"], want, atol=1e-4)
-        kill = [e for e in ticks[(number, last_turn)] if e["type"] == "BulletHitBotEvent" and e["energy"] <= 0]
-        assert kill and ep["reward"][-1] == pytest.approx(R.damage_dealt * kill[0]["damage"] + R.kill + R.win + R.turn,
-                                                          abs=1e-4), "the killing shot, the kill and the win"
+        last = ticks[(number, last_turn)]
+        if won:
+            kill = [e for e in last if e["type"] == "BulletHitBotEvent" and e["energy"] <= 0]
+            assert kill and ep["reward"][-1] == pytest.approx(
+                R.damage_dealt * kill[0]["damage"] + R.kill + R.win + R.turn, abs=1e-4), "killing shot, kill, win"
+        else:
+            assert any(e["type"] == "BotDeathEvent" and e["victimId"] == 1 for e in last)
+            assert ep["reward"][-1] <= R.death + R.turn + 1e-4, "the death (and the lethal hit) in the last step"
         assert ep["end"].ret == pytest.approx(float(ep["reward"].sum()), abs=1e-3)
 
 

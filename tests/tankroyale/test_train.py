@@ -36,6 +36,11 @@ def test_train_plays_its_rounds_checkpoints_resumes_and_evaluates(tmp_path: Path
     assert set(summary["by_opponent"]) == {"SittingDuck", "SpinBot"}
     assert (run / "tank-curves.png").stat().st_size > 0 and (run / "checkpoints" / "live.sacl").exists()
     assert "rounds           4" in out.stdout
+    # The books, read after the tank's bye: one episode per round, one step per turn after the first.
+    tank = next(a for a in summary["health"]["actors"] if a["sender"] == "tank0")
+    assert tank["bye"] and tank["sent"] == tank["received"] + tank["rejected"], tank
+    assert summary["health"]["episodes"] == 4
+    assert tank["received"] + tank["rejected"] + tank["dropped"] == sum(r["turns"] - 1 for r in rounds), (tank, rounds)
 
     again = train(run, 6)  # the same run dir: the learner resumes, the round count goes on
     assert again.returncode == 0, again.stdout + again.stderr

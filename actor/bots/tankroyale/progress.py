@@ -37,7 +37,7 @@ class BattleView:
         t, h = self.trainer, self.trainer.health
         turns, skipped = t.turns(), t.skipped_turns()
         budget = f"/{t.cfg.rounds}" if t.cfg.rounds else ""
-        pct = f" ({100 * skipped / turns:.2f}%)" if turns else ""
+        pct = f" ({100 * skipped / (2 * turns):.2f}% of bot-turns)" if turns else ""
         return (f"rounds {len(t.log.rounds)}{budget}  turns {turns:,}  skipped {skipped}{pct}  "
                 f"env steps {h.get('env_steps', 0):,}  grad {h.get('grad_steps', 0):,}  "
                 f"UTD {h.get('utd_achieved', 0):.2f}/{h.get('utd_target', 0):g}  "

@@ -190,7 +190,7 @@ class TankTrainer:
             self.arenas = [self._start_arena(i) for i in range(self.cfg.tanks)]
             ok = self._watch(sub)
         finally:
-            self._shutdown()
+            self._shutdown(sub)
             sub.close(0)
             ctx.term()
         return self._summary(ok)
@@ -257,17 +257,31 @@ class TankTrainer:
     def turns(self) -> int:
         return sum(s.stats.get("turns", 0) for s in self.servers)
 
-    def _shutdown(self) -> None:
+    def _shutdown(self, sub: zmq.Socket) -> None:
         self.stopping = True
         for arena in self.arenas:
             arena.stop()
         for arena in self.arenas:
             arena.join(10)
-        self.children.stop([n for n in self.children.procs if n.startswith("tank")], 30)
+        tanks = [n for n in self.children.procs if n.startswith("tank")]
+        self.children.stop(tanks, 30)
+        self._await_books(sub, tanks)
         self.children.stop([n for n in self.children.procs if n.startswith("arena")], 10)
         for server in self.servers:
             server.close()
         self.children.stop(["learner"], 180)
+
+    def _await_books(self, sub: zmq.Socket, tanks: list[str], timeout: float = 15.0) -> None:
+        """After the tanks' bye: the learner's health once every step they sent is received or rejected."""
+        learner = self.children.procs.get("learner")
+        deadline = time.monotonic() + timeout
+        while learner is not None and learner.poll() is None and time.monotonic() < deadline:
+            books = {a["sender"]: a for a in self.health.get("actors", [])}
+            if all(t in books and books[t].get("bye") and books[t]["received"] + books[t]["rejected"]
+                   >= books[t]["sent"] for t in tanks):
+                return
+            if sub.poll(250):
+                self.health = msgpack.unpackb(sub.recv_multipart()[1], strict_map_key=False)
 
     def _summary(self, ok: bool) -> int:
         from actor.bots.tankroyale.curves import plot_rounds
@@ -282,8 +296,10 @@ class TankTrainer:
                  *(f"  {name:<13} {v['rounds']:>5.0f} rounds   win rate {v['win_rate']:.2f} overall, "
                    f"{recent[name]['win_rate']:.2f} over the last {min(50, int(v['rounds']))}   "
                    f"mean score {v['mean_score']:.1f}" for name, v in per.items()),
-                 f"turns            {turns:,}   skipped {skipped:,}"
-                 + (f" ({100 * skipped / turns:.2f}%)" if turns else ""),
+                 f"turns            {turns:,}, each played by 2 bots; bot-turns skipped {skipped:,}"
+                 + (f" ({100 * skipped / (2 * turns):.2f}%)" if turns else ""),
+                 *(f"  {a['sender']:<13} sent {a['sent']:,} = received {a['received']:,} + rejected "
+                   f"{a['rejected']:,}; dropped at the tank {a['dropped']:,}" for a in h.get("actors", [])),
                  f"learner          env steps {h.get('env_steps', 0):,}   gradient steps {h.get('grad_steps', 0):,}"
                  f"   achieved UTD {h.get('utd_achieved', 0):.2f} (target {h.get('utd_target', 0)})",
                  f"rounds log       {self.log.path}",
