@@ -22,11 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import msgpack
-import zmq
-
 from protocol.config import ConfigError, add_flags, build, check, given_flags, read_toml
 from protocol.lifeline import child_env
+from protocol.sockets import HealthFeed
 
 DEMO_TOML = Path(__file__).with_name("demo.toml")
 
@@ -134,29 +132,24 @@ class Launcher:
     def run(self) -> int:
         signal.signal(signal.SIGINT, lambda *_: self._interrupt())
         signal.signal(signal.SIGTERM, lambda *_: self._interrupt())
-        ctx = zmq.Context()
-        sub = ctx.socket(zmq.SUB)
-        sub.setsockopt(zmq.SUBSCRIBE, b"health")
-        sub.setsockopt(zmq.LINGER, 0)
-        sub.connect(self.eps["metrics"])
+        feed = HealthFeed(self.eps["metrics"])
         learner = self._learner()
         self.children.append(learner)
         actors: list[Child] = []
         try:
-            if not self._await_learner(sub, learner):
+            if not self._await_learner(feed, learner):
                 return 1
             share = [self.cfg.env_steps // self.cfg.actors + (1 if i < self.cfg.env_steps % self.cfg.actors else 0)
                      for i in range(self.cfg.actors)]
             actors = [self._actor(i, share[i]) for i in range(self.cfg.actors)]
             self.children += actors
-            ok = self._watch(sub, learner, actors, share)
-            eval_report = self._evaluate(sub) if ok and not self.stopping and self.cfg.eval_episodes else None
+            ok = self._watch(feed, learner, actors, share)
+            eval_report = self._evaluate(feed) if ok and not self.stopping and self.cfg.eval_episodes else None
         finally:
             for child in actors:
                 self._stop(child, 30)
             code = self._stop(learner, self.cfg.stop_timeout_s)
-            sub.close(0)
-            ctx.term()
+            feed.close()
         return self._summary(eval_report, code, ok)
 
     def _interrupt(self) -> None:
@@ -165,27 +158,27 @@ class Launcher:
         self.stopping = True
         print("\nstopping: actors first (final flush), then the learner (final save)...", file=sys.stderr)
 
-    def _await_learner(self, sub: zmq.Socket, learner: Child) -> bool:
+    def _await_learner(self, feed: HealthFeed, learner: Child) -> bool:
         deadline = time.monotonic() + self.cfg.start_timeout_s
         while time.monotonic() < deadline and not self.stopping:
             if learner.proc is not None and learner.proc.poll() is not None:
                 print(f"the learner exited with {learner.proc.returncode} at start:\n{self.tail('learner')}", file=sys.stderr)
                 return False
-            if sub.poll(200):
-                self.health = msgpack.unpackb(sub.recv_multipart()[1], strict_map_key=False)
+            if feed.poll(200):
+                self.health = feed.latest
                 return True
         if not self.stopping:
             print(f"the learner did not come up within {self.cfg.start_timeout_s:.0f} s:\n{self.tail('learner')}",
                   file=sys.stderr)
         return False
 
-    def _watch(self, sub: zmq.Socket, learner: Child, actors: list[Child], share: list[int]) -> bool:
+    def _watch(self, feed: HealthFeed, learner: Child, actors: list[Child], share: list[int]) -> bool:
         from deploy.progress import ProgressView
 
         with ProgressView(self.cfg.env_steps, enabled=self.cfg.progress) as view:
             while not self.stopping:
-                while sub.poll(0):
-                    self.health = msgpack.unpackb(sub.recv_multipart()[1], strict_map_key=False)
+                feed.poll(0)
+                self.health = feed.latest or self.health
                 view.update(self.health)
                 if learner.proc is not None and learner.proc.poll() is not None:
                     view.stop()
@@ -195,8 +188,7 @@ class Launcher:
                     self._check_actor(i, child, share[i], view)
                 if all(c.done for c in actors):
                     return True
-                if sub.poll(250):
-                    self.health = msgpack.unpackb(sub.recv_multipart()[1], strict_map_key=False)
+                feed.poll(250)
         return False
 
     def _check_actor(self, i: int, child: Child, steps: int, view: Any) -> None:
@@ -217,14 +209,14 @@ class Launcher:
         restarted = self._actor(i, left)
         child.proc, child.args = restarted.proc, restarted.args
 
-    def _evaluate(self, sub: zmq.Socket) -> dict[str, Any] | None:
+    def _evaluate(self, feed: HealthFeed) -> dict[str, Any] | None:
         print(f"evaluating: {self.cfg.eval_episodes} deterministic episodes...", file=sys.stderr)
         child = self._actor(0, 0, ("--eval", "--max-episodes", str(self.cfg.eval_episodes), "--bots", "1", "--max-steps", "0"))
         self.children.append(child)
         assert child.proc is not None
         while child.proc.poll() is None and not self.stopping:
-            if sub.poll(500):
-                self.health = msgpack.unpackb(sub.recv_multipart()[1], strict_map_key=False)
+            if feed.poll(500):
+                self.health = feed.latest
         self._stop(child, 30)
         path = self.dir / "eval.json"
         return json.loads(path.read_text()) if path.exists() else None

@@ -27,12 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import msgpack
-import zmq
-
 from actor.bots.tankroyale.battle import Arena, Children, RoundLog
 from actor.bots.tankroyale.engine import Setup
 from protocol.config import ConfigError, add_flags, build, check, given_flags, read_toml
+from protocol.sockets import HealthFeed
 
 TANK_TOML = Path(__file__).resolve().parents[3] / "deploy" / "tank.toml"
 OURS = "saclstm-tank"
@@ -177,22 +175,17 @@ class TankTrainer:
     def run(self) -> int:
         signal.signal(signal.SIGINT, lambda *_: self._interrupt())
         signal.signal(signal.SIGTERM, lambda *_: self._interrupt())
-        ctx = zmq.Context()
-        sub = ctx.socket(zmq.SUB)
-        sub.setsockopt(zmq.SUBSCRIBE, b"health")
-        sub.setsockopt(zmq.LINGER, 0)
-        sub.connect(self.eps["metrics"])
+        feed = HealthFeed(self.eps["metrics"])
         ok = False
         try:
             self._start_learner()
-            if not self._await_learner(sub):
+            if not self._await_learner(feed):
                 return 1
             self.arenas = [self._start_arena(i) for i in range(self.cfg.tanks)]
-            ok = self._watch(sub)
+            ok = self._watch(feed)
         finally:
-            self._shutdown(sub)
-            sub.close(0)
-            ctx.term()
+            self._shutdown(feed)
+            feed.close()
         return self._summary(ok)
 
     def _interrupt(self) -> None:
@@ -200,7 +193,7 @@ class TankTrainer:
             self.stopping = True
             print("\nstopping: games, then tanks (final flush), then the learner (final save)...", file=sys.stderr)
 
-    def _await_learner(self, sub: zmq.Socket, timeout: float = 180.0) -> bool:
+    def _await_learner(self, feed: HealthFeed, timeout: float = 180.0) -> bool:
         deadline = time.monotonic() + timeout
         learner = self.children.procs["learner"]
         while time.monotonic() < deadline and not self.stopping:
@@ -208,20 +201,20 @@ class TankTrainer:
                 print(f"the learner exited with {learner.returncode} at start:\n{self.children.tail('learner')}",
                       file=sys.stderr)
                 return False
-            if sub.poll(200):
-                self.health = msgpack.unpackb(sub.recv_multipart()[1], strict_map_key=False)
+            if feed.poll(200):
+                self.health = feed.latest
                 return True
         return False
 
-    def _watch(self, sub: zmq.Socket) -> bool:
+    def _watch(self, feed: HealthFeed) -> bool:
         from actor.bots.tankroyale.progress import BattleView
 
         pace = Pace(self._utd(), self.cfg.tanks, self.cfg.max_tps) if self.cfg.tps == 0 else None
         last = (time.monotonic(), self.health.get("env_steps", 0), self.health.get("grad_steps", 0))
         with BattleView(self, enabled=self.cfg.progress) as view:
             while not self.stopping:
-                if sub.poll(250):
-                    self.health = msgpack.unpackb(sub.recv_multipart()[1], strict_map_key=False)
+                if feed.poll(250):
+                    self.health = feed.latest
                 view.update()
                 if (problem := self._problem()) is not None:
                     view.stop()
@@ -257,7 +250,7 @@ class TankTrainer:
     def turns(self) -> int:
         return sum(s.stats.get("turns", 0) for s in self.servers)
 
-    def _shutdown(self, sub: zmq.Socket) -> None:
+    def _shutdown(self, feed: HealthFeed) -> None:
         self.stopping = True
         for arena in self.arenas:
             arena.stop()
@@ -265,13 +258,13 @@ class TankTrainer:
             arena.join(10)
         tanks = [n for n in self.children.procs if n.startswith("tank")]
         self.children.stop(tanks, 30)
-        self._await_books(sub, tanks)
+        self._await_books(feed, tanks)
         self.children.stop([n for n in self.children.procs if n.startswith("arena")], 10)
         for server in self.servers:
             server.close()
         self.children.stop(["learner"], 180)
 
-    def _await_books(self, sub: zmq.Socket, tanks: list[str], timeout: float = 15.0) -> None:
+    def _await_books(self, feed: HealthFeed, tanks: list[str], timeout: float = 15.0) -> None:
         """After the tanks' bye: the learner's health once every step they sent is received or rejected."""
         learner = self.children.procs.get("learner")
         deadline = time.monotonic() + timeout
@@ -280,8 +273,8 @@ class TankTrainer:
             if all(t in books and books[t].get("bye") and books[t]["received"] + books[t]["rejected"]
                    >= books[t]["sent"] for t in tanks):
                 return
-            if sub.poll(250):
-                self.health = msgpack.unpackb(sub.recv_multipart()[1], strict_map_key=False)
+            if feed.poll(250):
+                self.health = feed.latest
 
     def _summary(self, ok: bool) -> int:
         from actor.bots.tankroyale.curves import plot_rounds
