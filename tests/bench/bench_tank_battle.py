@@ -73,8 +73,9 @@ def main() -> None:
         server = last_json(["tests/bench/bench_tr_server.py", "--bots", "4", "--turns", "2000"])
         env = last_json(["tests/bench/bench_tr_env.py"])
         result["server_turns_per_s_4bots"] = server["turns_per_s"]
-        result["env_steps_per_s"] = env.get("env_steps_per_s")
-        result["network_turns_per_s_2bots"] = env.get("network_turns_per_s")
+        result["env_steps_per_s"] = env["env_steps_per_s"]["SpinBot"]  # against the spinner (per opponent: below)
+        result["env_steps_per_s_by_opponent"] = env["env_steps_per_s"]
+        result["network_turns_per_s_2bots"] = env["network_turns_per_s_spinbot_vs_walls"]
         print(f"server, 4 bots at TPS -1: {server['turns_per_s']} turns/s; in-process env: "
               f"{result['env_steps_per_s']} steps/s against the network game's {result['network_turns_per_s_2bots']}")
     if "skipped" not in skip:
@@ -89,7 +90,7 @@ def main() -> None:
         s = train_for(args.seconds, "--tanks", "2")
         result["rounds_per_hour"] = round(s["rounds"] * 3600 / s["played_s"])
         h = s["health"]
-        result["utd_achieved_auto_pace"] = round(h.get("grad_steps", 0) / max(1, h.get("env_steps", 1)), 3)
+        result["utd_achieved_auto_pace"] = round(h.get("utd_achieved", 0.0), 3)  # past learning_starts
         print(f"training at auto pace (2 tanks): {s['rounds']} rounds in {s['played_s']:.0f} s = "
               f"{result['rounds_per_hour']} rounds/hour, UTD {result['utd_achieved_auto_pace']} (target 1)")
     if args.checkpoint:
