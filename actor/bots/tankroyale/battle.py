@@ -13,6 +13,7 @@ import json
 import math
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -27,6 +28,13 @@ from actor.bots.tankroyale.engine import Setup
 from protocol.lifeline import child_env
 
 ROOT = Path(__file__).resolve().parents[3]
+
+
+def free_port() -> int:
+    """A TCP port free on loopback now (for the learner's endpoints of a local battle)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def interrupt(*_: object) -> None:

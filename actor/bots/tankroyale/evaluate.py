@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from actor.bots.tankroyale.battle import Arena, Children, RoundRecord, interrupt, wilson
+from actor.bots.tankroyale.battle import Arena, Children, RoundRecord, free_port, interrupt, wilson
 from actor.bots.tankroyale.engine import Setup
-from actor.bots.tankroyale.train import OURS, _port
+from actor.bots.tankroyale.train import OURS
 
 BASELINES = ("RandomBot", "HeadOnBot")
 
@@ -53,8 +53,8 @@ def evaluate(checkpoint: str | None, opponent: str, rounds: int, seed: int = 0, 
             servers.append(server)
             if side == OURS:
                 children.start(side, "deploy", "tank", "--eval", "--checkpoint", str(checkpoint), "--server", server.url,
-                               "--name", OURS, "--actor-id", "tank-eval", "--ingest", f"tcp://127.0.0.1:{_port()}",
-                               "--weights", f"tcp://127.0.0.1:{_port()}", "--retry-s", "30")
+                               "--name", OURS, "--actor-id", "tank-eval", "--ingest", f"tcp://127.0.0.1:{free_port()}",
+                               "--weights", f"tcp://127.0.0.1:{free_port()}", "--retry-s", "30")
             else:
                 children.start(side, "actor.bots.tankroyale.opponents", side, "--server", server.url, "--seed", str(seed))
             children.start(f"{side}-vs-{opponent}", "actor.bots.tankroyale.opponents", opponent, "--server", server.url,

@@ -529,6 +529,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--retry-s", type=float, default=0.0, help="wait up to this long for the server, at start and "
                    "whenever it goes away (0: exit when there is none)")
     args = p.parse_args(argv)
+    from protocol.lifeline import hold
+
+    hold()  # started by tank-train or tank-eval: end when it ends
     while True:
         if not wait_for_server(args.server, args.retry_s):
             print(f"opponents: no game server answers at {args.server}", file=sys.stderr)

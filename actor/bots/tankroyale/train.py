@@ -19,7 +19,6 @@ import argparse
 import json
 import math
 import signal
-import socket
 import sys
 import threading
 import time
@@ -27,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from actor.bots.tankroyale.battle import Arena, Children, RoundLog
+from actor.bots.tankroyale.battle import Arena, Children, RoundLog, free_port
 from actor.bots.tankroyale.engine import Setup
 from protocol.config import ConfigError, add_flags, build, check, given_flags, read_toml
 from protocol.sockets import HealthFeed
@@ -97,12 +96,6 @@ class Pace:
         return self.tps
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class TankTrainer:
     """Owns the learner, the arenas and their processes; every path out of `run` stops them all."""
 
@@ -113,7 +106,7 @@ class TankTrainer:
         self.dir.mkdir(parents=True, exist_ok=True)
         self.children = Children(self.dir)
         self.learner_args, self.tank_args = learner_args, tank_args
-        self.eps = {k: f"tcp://127.0.0.1:{_port()}" for k in ("ingest", "weights", "metrics")}
+        self.eps = {k: f"tcp://127.0.0.1:{free_port()}" for k in ("ingest", "weights", "metrics")}
         self.checkpoint = self.dir / "checkpoints" / "live.sacl"
         self.log = RoundLog(self.dir / "rounds.jsonl")
         self.servers: list[Any] = []
