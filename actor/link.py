@@ -174,18 +174,13 @@ class ActorLink:
 
     def _may_step(self, progress) -> bool:
         """The learner's slack (steps it may still take in at its UTD) is shared by the actors it knows:
-        this one may step while its own unreceived steps fit in its share.
-
-        Having nothing in flight is no pass: a learner that drains everything at once but trains slower
-        than the actors step would otherwise never hold them back (achieved UTD 0.2 at a target of 1).
-        Waiting cannot deadlock: negative slack is debt the learner is training off (a restarted learner
-        leaves out what its last session never trained on, and one whose debt is capped leaves out the
-        excess), and a silent learner releases the actors after flow_timeout_s."""
+        this one may step while its own unreceived steps fit in its share. With nothing in flight it
+        may always step: the learner holds all it sent, so waiting could only deadlock."""
         consumed = consumed_steps(progress.learning_starts, progress.grad_steps, progress.utd)
         slack = consumed + self.cfg.flow_tolerance - progress.received
         per_sender = progress.per_sender or {}
         in_flight = max(0, self.sent - self._sent_base - per_sender.get(self.sender, 0))
-        return in_flight < slack / max(1, len(per_sender))
+        return in_flight == 0 or in_flight < slack / max(1, len(per_sender))
 
     def close(self) -> None:
         """Say bye with the final counts, then close. What is queued (bye last) gets `close_linger_s` to

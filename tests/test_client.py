@@ -114,10 +114,9 @@ def test_eval_mode_sends_no_experience_and_no_episode_start() -> None:
         ctx.term()
 
 
-def test_flow_control_holds_back_an_actor_while_the_learner_owes_steps() -> None:
-    """A learner that has received everything but trained on little owes gradient steps: a rate-limited actor
-    waits for them even with nothing in flight (else the UTD would be whatever the learner's speed allows),
-    and steps again once the learner has caught up to within the tolerance."""
+def test_flow_control_never_holds_back_an_actor_with_nothing_in_flight() -> None:
+    """After a learner restart its counters can say the actors are far ahead (what it had received but not
+    trained on died with it). An actor whose every step has been received must still step, or both wait."""
     from actor.link import ActorLink
     from protocol import Progress
 
@@ -125,14 +124,14 @@ def test_flow_control_holds_back_an_actor_while_the_learner_owes_steps() -> None
                       flow="rate-limited", close_linger_s=0.0)
     link = ActorLink(cfg)
     try:
-        owing = Progress("learner", 1, received=5000, grad_steps=100, utd=1.0, learning_starts=100, version=1,
-                         session=1, per_sender={"t": 5000})  # slack 100 + 100 + 128 - 5000 < 0
-        link.sent = 5000
-        assert not link._may_step(owing)
-        caught_up = Progress("learner", 2, received=5000, grad_steps=4800, utd=1.0, learning_starts=100, version=1,
-                             session=1, per_sender={"t": 5000})  # slack 100 + 4800 + 128 - 5000 = 28
-        assert link._may_step(caught_up)
-        link.sent = 5040  # 40 in flight > its share of the slack: wait
-        assert not link._may_step(caught_up)
+        behind = Progress("learner", 1, received=5000, grad_steps=100, utd=1.0, learning_starts=100, version=1,
+                          session=1, per_sender={"t": 64})  # slack 100 + 100 + 128 - 5000 < 0
+        link.sent = 64
+        assert link._may_step(behind)
+        link.sent = 80  # 16 steps not yet received: now it waits
+        assert not link._may_step(behind)
+        ahead = Progress("learner", 2, received=64, grad_steps=100, utd=1.0, learning_starts=100, version=1,
+                         session=1, per_sender={"t": 64})
+        assert link._may_step(ahead)
     finally:
         link.close()
