@@ -26,7 +26,7 @@ lint: $(STAMP)
 	$(BIN)/mypy protocol
 
 test: lint
-	SACLSTM_REQUIRE_NATIVE=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests
+	SACLSTM_REQUIRE_NATIVE=1 $(BIN)/python -m pytest -q -p no:cacheprovider --durations=15 tests
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[test,bench]'

@@ -488,6 +488,9 @@ def bot(name: str, server_url: str | None = None, server_secret: str | None = No
     """
     from robocode_tank_royale.bot_api import Bot, BotInfo
 
+    from actor.bots.tankroyale.botapi import end_on_clean_close
+
+    end_on_clean_close()  # a server shutting down cleanly ends start(), not the process's exit
     policy = make(name)
 
     class OpponentBot(Bot):

@@ -41,6 +41,7 @@ from robocode_tank_royale.bot_api.events import (
     WonRoundEvent,
 )
 
+from actor.bots.tankroyale.botapi import end_on_clean_close
 from actor.bots.tankroyale.brain import ACT_HIGH, ACT_LOW, MAX_RADAR_TURN, OBS_DIM, TankBrain, TankRewards
 from actor.client import BotClient
 
@@ -85,6 +86,7 @@ class SaclstmTank(Bot):
 
     def __init__(self, client: BotClient, rewards: TankRewards | None = None, bot_info: BotInfo | None = None,
                  server_url: str | None = None, server_secret: str | None = None, live: bool = True) -> None:
+        end_on_clean_close()  # else a server shutting down cleanly leaves start() waiting forever
         super().__init__(bot_info or BotInfo(name="saclstm-tank", version="0.1.0", authors=["saclstm"]),
                          server_url, server_secret)
         self.client, self.brain, self.live = client, TankBrain(rewards or TankRewards()), live
