@@ -47,7 +47,7 @@ class ActorConfig:
     checkpoint: str = _f("", "a checkpoint file to act from until (or without) a learner's weights; re-read when it changes")
     checkpoint_reload_s: float = _f(5.0, "how often the checkpoint file is re-stat'ed")
     seed: int = _f(0, "random seed (environments and sampling)")
-    threads: int = _f(1, "torch threads for inference")
+    threads: int = _f(1, "kept for old configs; the numpy policy's BLAS threads follow OPENBLAS_NUM_THREADS (default 1)")
     log_level: str = _f("INFO", "DEBUG, INFO, WARNING or ERROR")
 
     def __post_init__(self) -> None:
