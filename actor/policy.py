@@ -54,9 +54,10 @@ class LocalPolicy:
         h = self.arch.hidden
         return np.zeros(h, np.float32), np.zeros(h, np.float32)
 
-    def act(self, obs: np.ndarray, prev_action: np.ndarray, prev_reward: float, state: State,
-            deterministic: bool) -> tuple[np.ndarray, State]:
-        """Action in environment units and the next (h, c). `prev_action` is in [-1, 1]."""
+    def forward(self, obs: np.ndarray, prev_action: np.ndarray, prev_reward: float,
+                state: State) -> tuple[np.ndarray, np.ndarray, State]:
+        """One step of SPEC.md's network: the pre-squash mean, the clamped log-std and the next (h, c).
+        `prev_action` is in policy units ([-1, 1]); the vector tests/vectors/forward.json pins these."""
         arch, x = self.arch, self._x
         d, a, hid = arch.obs_dim, arch.act_dim, arch.hidden
         x[:d] = obs
@@ -72,10 +73,19 @@ class LocalPolicy:
         h = o * np.tanh(c)
         y = np.maximum(self.w_fc @ h + self.b_fc, 0.0)
         head = self.w_head @ y + self.b_head
-        mean = head[:a]
+        return head[:a], np.clip(head[a:], arch.log_std_min, arch.log_std_max), (h, c)
+
+    def act(self, obs: np.ndarray, prev_action: np.ndarray, prev_reward: float, state: State,
+            deterministic: bool) -> tuple[np.ndarray, State]:
+        """Action in environment units and the next (h, c). `prev_action` is in [-1, 1]."""
+        mean, log_std, state = self.forward(obs, prev_action, prev_reward, state)
         if deterministic:
             unit = np.tanh(mean)
         else:
-            log_std = np.clip(head[a:], arch.log_std_min, arch.log_std_max)
+            a = self.arch.act_dim
             unit = np.tanh(mean + np.exp(log_std) * self._rng.standard_normal(a).astype(np.float32))
-        return (self.low + (unit + 1.0) * 0.5 * (self.high - self.low)).astype(np.float32), (h, c)
+        return self.to_env(unit), state
+
+    def to_env(self, unit: np.ndarray) -> np.ndarray:
+        """A squashed action in [-1, 1] -> environment units: low + (unit + 1) / 2 * (high - low)."""
+        return (self.low + (unit + 1.0) * 0.5 * (self.high - self.low)).astype(np.float32)

@@ -1,4 +1,5 @@
-"""Writes tests/vectors/vectors.json: hex frames that any implementation must agree on.
+"""Writes tests/vectors/vectors.json (hex frames that any implementation must agree on) and
+tests/vectors/forward.json (one weights frame and the actions SPEC.md's network computes from it).
 
 Valid vectors are built with our encoder; invalid ones are built by hand
 (raw msgpack), each with the reason SPEC.md says it must get. Run it again
@@ -8,13 +9,17 @@ committed file decodes as stated and that it is what this script writes.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 from pathlib import Path
 
 import msgpack
 import numpy as np
 
-from protocol import Bye, EpisodeEnd, EpisodeStart, Experience, Heartbeat, Hello, Progress, Weights, encode
+from actor.policy import LocalPolicy
+from protocol import Bye, EpisodeEnd, EpisodeStart, Experience, Heartbeat, Hello, Progress, Weights, decode, encode
+from protocol.arch import Arch, actor_layout
 
 HERE = Path(__file__).parent
 
@@ -97,6 +102,54 @@ def build() -> dict:
     }
 
 
+def rev_of(params: np.ndarray) -> str:
+    """SPEC.md's rev: the first 16 hex digits of SHA-256 over params.data (little-endian f32)."""
+    return hashlib.sha256(np.ascontiguousarray(params, "<f4").tobytes()).hexdigest()[:16]
+
+
+FORWARD_ARCH = Arch(obs_dim=3, act_dim=2, hidden=4, fc=5, act_low=(-2.0, 0.0), act_high=(2.0, 1.0))
+FORWARD_NOTE = (
+    "Network section of SPEC.md. Decode weights_frame_b64 (a weights message exactly as the learner publishes "
+    "it), start with h = c = 0 and feed the steps in order, carrying (h, c). Each step's obs is in the "
+    "environment's units; prev_action is in policy units ([-1, 1]): the previous step's action a_env mapped by "
+    "clip(2 (a_env - act_low) / (act_high - act_low) - 1, -1, 1), here expected.action of the step before; "
+    "prev_reward is the reward received after that action. Both are 0 at step 0 (an episode's start). "
+    "expected.mean is the pre-squash mean, expected.log_std the clamped log-std, expected.action the "
+    "deterministic action in environment units: act_low + (tanh(mean) + 1) / 2 (act_high - act_low). Compare "
+    "with absolute tolerance atol (float32 or float64 arithmetic both pass).")
+
+
+def forward() -> dict:
+    """A small actor with weights large enough that every input moves the output, rolled out over 5 steps
+    by our numpy policy (actor/policy.py): the vector a bot's own forward pass must reproduce."""
+    arch = FORWARD_ARCH
+    size = sum(int(np.prod(shape)) for _, shape in actor_layout(arch))
+    rng = np.random.default_rng(20261203)
+    params = (rng.standard_normal(size) * 1.0).astype(np.float32)
+    frame = encode(Weights("learner", 3, 7, rev_of(params), arch.to_wire(), params, 1234))
+    policy = LocalPolicy(decode(frame))  # type: ignore[arg-type]
+    obs = np.round(rng.uniform(-1.5, 1.5, (5, arch.obs_dim)), 3).astype(np.float32)
+    rewards = [1.0, -0.5, 0.25, 2.0, 0.0]
+    low, high = np.array(arch.act_low, np.float32), np.array(arch.act_high, np.float32)
+    prev, prev_r, state = np.zeros(arch.act_dim, np.float32), 0.0, policy.initial_state()
+    steps, means, log_stds, actions = [], [], [], []
+    for t in range(len(obs)):
+        steps.append({"obs": [float(x) for x in obs[t]], "prev_action": [float(x) for x in prev], "prev_reward": prev_r})
+        mean, log_std, state = policy.forward(obs[t], prev, prev_r, state)
+        action = policy.to_env(np.tanh(mean))
+        means.append([float(x) for x in mean])
+        log_stds.append([float(x) for x in log_std])
+        actions.append([float(x) for x in action])
+        prev = np.clip(2.0 * (action - low) / (high - low) - 1.0, -1.0, 1.0).astype(np.float32)
+        prev_r = rewards[t]
+    return {
+        "note": FORWARD_NOTE, "weights_frame_b64": base64.b64encode(frame).decode("ascii"),
+        "act_low": list(arch.act_low), "act_high": list(arch.act_high), "steps": steps,
+        "expected": {"mean": means, "log_std": log_stds, "action": actions}, "atol": 1e-4,
+    }
+
+
 if __name__ == "__main__":
     (HERE / "vectors.json").write_text(json.dumps(build(), indent=1) + "\n")
-    print(f"wrote {HERE / 'vectors.json'}")
+    (HERE / "forward.json").write_text(json.dumps(forward(), indent=1) + "\n")
+    print(f"wrote {HERE / 'vectors.json'} and {HERE / 'forward.json'}")
