@@ -79,3 +79,41 @@ def test_kubernetes_manifests() -> None:
     assert secret["kind"] == "Secret" and "server.key_secret" in secret["stringData"]
     mode = sts["spec"]["template"]["spec"]["volumes"][0]["secret"]["defaultMode"]
     assert mode & 0o007 == 0, "secret keys must not be readable by others, or the learner refuses them"
+
+
+K8S_VERSION = "1.33"  # the oldest Kubernetes the manifests promise to run on
+
+
+def k8s_documents() -> list[tuple[str, dict]]:
+    return [(f"{path.name} #{i}", doc) for path in sorted((DEPLOY / "k8s").glob("*.yaml"))
+            for i, doc in enumerate(yaml.safe_load_all(path.read_text())) if doc]
+
+
+def test_kubernetes_manifests_match_the_kubernetes_schemas() -> None:
+    """Strict schema validation: a misspelt or misplaced field fails here, not at `kubectl apply`."""
+    import kubernetes_validate as kv  # a test extra: missing means a broken install, not a skip
+    docs = k8s_documents()
+    assert {d["kind"] for _, d in docs} == {"StatefulSet", "Service", "Deployment", "Secret"}
+    for where, doc in docs:
+        try:
+            kv.validate(doc, K8S_VERSION, strict=True)
+        except kv.ValidationError as e:
+            pytest.fail(f"{where}: {e}")
+    # The check itself: a one-letter typo in a field name does not pass.
+    typo = next(d for _, d in docs if d["kind"] == "Deployment")
+    typo = {**typo, "spec": {**{k: v for k, v in typo["spec"].items() if k != "replicas"},
+                             "replica": typo["spec"]["replicas"]}}
+    with pytest.raises(kv.ValidationError):
+        kv.validate(typo, K8S_VERSION, strict=True)
+
+
+def test_compose_file_matches_what_compose_reads() -> None:
+    """Every service names an image or a build, and only keys Compose knows are used."""
+    doc = yaml.safe_load((DEPLOY / "docker" / "compose.yaml").read_text())
+    known = {"image", "build", "command", "entrypoint", "environment", "volumes", "depends_on", "restart",
+             "ports", "expose", "healthcheck", "stop_grace_period", "stop_signal", "deploy", "networks",
+             "user", "working_dir", "init", "secrets", "env_file", "labels", "logging", "ulimits", "profiles"}
+    assert set(doc) <= {"services", "volumes", "networks", "secrets", "configs", "name"}, set(doc)
+    for name, service in doc["services"].items():
+        assert "image" in service or "build" in service, name
+        assert set(service) <= known, (name, set(service) - known)
