@@ -58,7 +58,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="saclstm ckpt", description="Inspect and verify saclstm checkpoint files.")
     sub = p.add_subparsers(dest="cmd", required=True)
     ls = sub.add_parser("list", help="the checkpoints in a directory (or one file), newest first")
@@ -74,5 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     from deploy.promote import add_parser
 
     add_parser(sub)
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     return int(args.fn(args))

@@ -275,8 +275,17 @@ def main(argv: list[str] | None = None, default_config: str | None = None) -> in
     return Launcher(cfg, config, args.learner_arg, args.actor_arg).run()
 
 
+def demo_parser() -> argparse.ArgumentParser:
+    p = parser()
+    p.prog = "saclstm demo"
+    p.description = (f"The built-in default run: Pendulum-V (Pendulum-v1, angular velocity only), one learner and two "
+                     f"actors, from {DEMO_TOML.name}; the flags are `saclstm run`'s and override the file.")
+    return p
+
+
 def demo(argv: list[str] | None = None) -> int:
     """The built-in default: Pendulum-V, one learner, two actors (deploy/demo.toml)."""
+    demo_parser().parse_args(argv)  # its own usage in errors and --help
     print(f"saclstm demo: Pendulum-V (Pendulum-v1, angular velocity only), 1 learner + 2 actors, config {DEMO_TOML}",
           file=sys.stderr)
     return main(argv, default_config=str(DEMO_TOML))

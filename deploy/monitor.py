@@ -36,8 +36,8 @@ def _table(h: dict[str, Any]) -> Any:
     return Group(head, actors)
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="saclstm monitor", description="Watch a learner: a live dashboard, or "
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="saclstm monitor", description="Watch a learner's metrics: a live dashboard, or "
                                 "--json for one JSON object per line (health every second, training passes).")
     p.add_argument("endpoint", nargs="?", default="tcp://127.0.0.1:5557", help="the learner's metrics endpoint")
     p.add_argument("--json", action="store_true", help="print JSON lines instead of the dashboard")
@@ -46,7 +46,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=0.0, help="give up after this many silent seconds (0 = never)")
     p.add_argument("--curve-server-key", default="", help="the learner's public key file, when CURVE is on")
     p.add_argument("--curve-secret", default="", help="this monitor's secret key file (its public key must be allowed)")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     ctx = zmq.Context()
     sub = ctx.socket(zmq.SUB)
     sub.setsockopt(zmq.LINGER, 0)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
 from pathlib import Path
 
 
@@ -53,16 +55,17 @@ def plot_curves(metrics: str | Path, out: str | Path, eval_return: float | None 
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    import argparse
-    import sys
-
+def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="saclstm plot", description="Learning curves (return against env steps, "
                                 "losses, alpha, UTD) from a learner's metrics JSONL file.")
     p.add_argument("metrics", help="the metrics JSONL file (learner --metrics-path)")
     p.add_argument("-o", "--out", default="curves.png", help="PNG to write")
     p.add_argument("--title", default="")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     if not Path(args.metrics).exists() or not read_metrics(args.metrics):
         print(f"saclstm plot: {args.metrics}: no metrics lines", file=sys.stderr)
         return 1

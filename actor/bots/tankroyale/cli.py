@@ -19,7 +19,7 @@ from actor.config import ActorConfig
 from protocol.config import ConfigError, add_flags, build, load_or_exit, read_toml
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="saclstm tank", description="A Robocode Tank Royale tank that trains with "
                                 "saclstm: connects to a game server and to a learner.")
     p.add_argument("--server", default=os.environ.get("SERVER_URL", "ws://localhost:7654"), help="game server URL")
@@ -30,7 +30,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--retry-s", type=float, default=0.0, help="wait up to this long for the server, at start and "
                    "whenever it goes away (0: exit at once, with one line, when no server answers)")
     add_flags(p, ActorConfig)
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     if args.eval_flag:
         args.eval_mode = "true"
     if args.flow is None:

@@ -79,10 +79,11 @@ def evaluate(checkpoint: str | None, opponent: str, rounds: int, seed: int = 0, 
     return {side: summarise(records[side]) for side in sides}
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
     from actor.bots.tankroyale.opponents import OPPONENTS
 
-    p = argparse.ArgumentParser(prog="saclstm tank-eval", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="saclstm tank-eval", description="Play a checkpoint deterministically against an "
+                                "opponent, beside two baselines; nothing is sent to a learner.")
     p.add_argument("--checkpoint", required=True, help="the checkpoint file to play (e.g. runs/.../live.sacl)")
     p.add_argument("--opponent", default="SpinBot", choices=sorted(OPPONENTS), help="who to play against")
     p.add_argument("--rounds", type=int, default=100, help="rounds per matchup")
@@ -90,7 +91,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tps", type=int, default=-1, help="turns per second; -1: as fast as the bots answer")
     p.add_argument("--no-baselines", action="store_true", help="play only our tank")
     p.add_argument("--out", help="write the results here as JSON")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     if not Path(args.checkpoint).is_file():
         print(f"saclstm tank-eval: no checkpoint file at {args.checkpoint}", file=sys.stderr)
         return 2
