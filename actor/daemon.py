@@ -15,6 +15,7 @@ import logging
 import signal
 import threading
 import time
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -28,9 +29,9 @@ from actor.link import ActorLink, BotSpec
 log = logging.getLogger("saclstm.actor")
 
 
-def parse_kwargs(text: str) -> dict[str, object]:
+def parse_kwargs(text: str) -> dict[str, Any]:
     """'g=9.81,render_mode=None' -> {'g': 9.81, 'render_mode': None}."""
-    out: dict[str, object] = {}
+    out: dict[str, Any] = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         key, _, raw = part.partition("=")
         value: object = raw

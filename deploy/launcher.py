@@ -201,7 +201,7 @@ class Launcher:
             view.log(f"{child.name} crashed {child.restarts + 1} times; giving up on it:\n{self.tail(child.name)}")
             child.done = True
             return
-        stats = next((a for a in self.health.get("actors", []) if a["sender"] == child.name), {})
+        stats: dict[str, Any] = next((a for a in self.health.get("actors", []) if a["sender"] == child.name), {})
         left = max(1, steps - stats.get("received", 0))
         child.restarts += 1
         view.log(f"{child.name} exited with {child.proc.returncode}; restarting it ({child.restarts}/{self.cfg.max_restarts}) "
@@ -224,9 +224,8 @@ class Launcher:
     def _summary(self, eval_report: dict[str, Any] | None, learner_code: int | None, ok: bool) -> int:
         from deploy.plot import plot_curves
 
-        eval_return = None
-        if eval_report and eval_report["returns"]:
-            eval_return = sum(eval_report["returns"]) / len(eval_report["returns"])
+        returns: list[float] = eval_report["returns"] if eval_report else []
+        eval_return = sum(returns) / len(returns) if returns else None
         png = None
         if self.metrics_path.exists() and self.metrics_path.stat().st_size:
             png = plot_curves(self.metrics_path, self.dir / "curves.png", eval_return, title=str(self.dir))
@@ -237,7 +236,7 @@ class Launcher:
             f"env steps        {h.get('env_steps', 0):,}   gradient steps {h.get('grad_steps', 0):,}   "
             f"achieved UTD {h.get('utd_achieved', 0):.2f} (target {h.get('utd_target', 0)})",
             f"weights version  {h.get('version', 0)}   dropped steps {drops}   rejects {h.get('rejects') or 'none'}",
-            f"eval return      {eval_return:.1f} (mean of {len(eval_report['returns'])} deterministic episodes)"
+            f"eval return      {eval_return:.1f} (mean of {len(returns)} deterministic episodes)"
             if eval_return is not None else "eval return      not measured",
             f"metrics          {self.metrics_path}",
             f"learning curves  {png}" if png else "learning curves  none (no training pass)",
@@ -246,7 +245,7 @@ class Launcher:
         ]
         print("\n".join(lines))
         (self.dir / "summary.json").write_text(json.dumps({
-            "eval_return": eval_return, "eval_returns": eval_report["returns"] if eval_report else [],
+            "eval_return": eval_return, "eval_returns": returns,
             "health": h, "learner_exit": learner_code, "completed": ok and not self.stopping,
             "curves": str(png) if png else None}, indent=1, default=str))
         return 0 if ok and learner_code == 0 else 1

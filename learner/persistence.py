@@ -47,9 +47,9 @@ class Persistence:
                 arch = Arch.from_wire(meta["arch"])
             except (KeyError, ValueError, TypeError) as exc:
                 raise CheckpointError(f"architecture unreadable: {exc}") from None
-            want = {"hidden": cfg.hidden, "fc": cfg.fc, "prev_action": cfg.prev_action, "prev_reward": cfg.prev_reward,
+            want: dict[str, Any] = {"hidden": cfg.hidden, "fc": cfg.fc, "prev_action": cfg.prev_action, "prev_reward": cfg.prev_reward,
                     "obs_dim": cfg.obs_dim or arch.obs_dim, "act_dim": cfg.act_dim or arch.act_dim}
-            got = {k: getattr(arch, k) for k in want}
+            got: dict[str, Any] = {k: getattr(arch, k) for k in want}
             want["torso"], got["torso"] = cfg.torso, meta.get("config", {}).get("torso", "separate")
             if got != want:
                 raise CheckpointError(f"architecture {got} does not match this config {want}")

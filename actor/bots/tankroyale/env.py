@@ -67,10 +67,10 @@ def parse_opponents(opponent: str) -> tuple[str, ...]:
 def parse_arena(arena: Any) -> tuple[int, int]:
     """(w, h), or "800x600" (what `--env-kwargs arena=800x600` hands over)."""
     if isinstance(arena, str):
-        w, sep, h = arena.lower().partition("x")
+        text_w, sep, text_h = arena.lower().partition("x")
         if not sep:
             raise ValueError(f"arena {arena!r}: expected WIDTHxHEIGHT, e.g. 800x600")
-        arena = (w, h)
+        arena = (text_w, text_h)
     try:
         w, h = (int(v) for v in arena)
     except (TypeError, ValueError):

@@ -46,7 +46,9 @@ def evaluate(checkpoint: str | None, opponent: str, rounds: int, seed: int = 0, 
     children = Children(log_dir)
     sides = ([OURS] if checkpoint else []) + (list(BASELINES) if baselines else [])
     setup = Setup(number_of_rounds=rounds)
-    servers, arenas, records = [], [], {side: [] for side in sides}
+    servers: list[Any] = []
+    arenas: list[Any] = []
+    records: dict[str, list[Any]] = {side: [] for side in sides}
     try:
         for i, side in enumerate(sides):
             server = run_server(tps=tps, seed=seed, setup=setup)  # the same seed: the same battles for each side

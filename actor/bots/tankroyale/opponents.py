@@ -226,6 +226,10 @@ class Walls(Policy):
     runs the perimeter counter-clockwise, turning left at each wall; fires 2 at every scan and rescans
     while driving a wall ("peeking"). Hit by a bot: backs 100 if it is ahead, else drives on 100."""
 
+    heading: float | None
+    move: Move | None
+    dodge: Move | None
+
     name = "Walls"
 
     def reset(self, rng: np.random.Generator) -> None:
@@ -258,35 +262,39 @@ class Walls(Policy):
         return i
 
     def _phase(self, view: View, i: Intent, reach: float) -> None:
-        me = view.me
+        me, heading = view.me, self.heading
+        assert heading is not None  # act() squares it up before any phase
         if self.phase in ("align", "corner"):
-            off = normal(self.heading - me.direction)
+            off = normal(heading - me.direction)
             i.turn_rate = clamp(off, max_turn(me.speed))
             if abs(off) < 0.5 and abs(me.speed) < 0.5:
                 self.phase, self.move = ("to_wall" if self.phase == "align" else "run"), Move(me.x, me.y, reach)
                 self.peek = self.phase == "run"
         elif self.phase == "gun":
-            off = normal(self.heading + 90.0 - me.gun_direction)
+            off = normal(heading + 90.0 - me.gun_direction)
             i.gun_turn_rate = clamp(off, MAX_GUN_TURN)
             if abs(off) < 0.5:
-                self.phase, self.heading = "corner", (self.heading + 90.0) % 360.0
+                self.phase, self.heading = "corner", (heading + 90.0) % 360.0
         if self.phase in ("to_wall", "run"):
             left = self.move.left(me) if self.move is not None else 0.0
             if left > 0.5:
                 i.target_speed = arrival_speed(left)
-                i.turn_rate = clamp(normal(self.heading - me.direction), max_turn(me.speed))
+                i.turn_rate = clamp(normal(heading - me.direction), max_turn(me.speed))
             elif abs(me.speed) < 0.5:
                 if self.phase == "to_wall":
                     self.phase = "gun"
                 else:
                     self.phase, self.peek = "corner", False
-                    self.heading = (self.heading + 90.0) % 360.0
+                    self.heading = (heading + 90.0) % 360.0
 
 
 class RamFire(Policy):
     """Sample RamFire: turns 5 degrees a turn (towards where it last saw a bot) until its radar finds one,
     faces it, drives 5 past it and rescans; on a collision it faces the bot, fires a shot that will not
     kill it (3/2/1/0.5/0.1 by the bot's energy: the ram bonus is worth more) and rams again 40 further."""
+
+    heading: float | None
+    move: Move | None
 
     name = "RamFire"
 
@@ -339,6 +347,9 @@ class Tracker(Policy):
     """Classic Tracker: picks a bot and keeps its radar on it; turns the gun straight at it (head-on aim),
     drives to about 140 when farther than 150, backs off under 100, and fires 3 once the gun is on it and
     it is close. Lost for more than 11 turns: takes whichever bot it sees next."""
+
+    target: int | None
+    last: tuple[float, float] | None
 
     name = "Tracker"
 
@@ -395,6 +406,8 @@ class TrackFire(Policy):
 class HeadOnBot(Policy):
     """Baseline head-on aim: stands still, spins its radar, turns the gun at the last scan and fires when
     the gun points within the bot's radius of it (harder when closer)."""
+
+    last: tuple[float, float] | None
 
     name = "HeadOnBot"
 
