@@ -1,0 +1,86 @@
+'use strict';
+/**
+ * Checks this bot's protocol code against the committed vectors:
+ *   valid vectors decode to their kind, and re-encode to the very same bytes;
+ *   invalid ones are rejected with the reason the vector names;
+ *   forward.json (when present): one policy step after another gives the expected mean and action.
+ * Usage: node check_vectors.js VECTORS_JSON [FORWARD_JSON]; prints one JSON summary line, exit 1 on any failure.
+ */
+const fs = require('fs');
+const { decode, encode, ProtocolError } = require('./protocol');
+const { Policy } = require('./policy');
+
+function checkValid(vector) {
+  const bytes = Buffer.from(vector.hex, 'hex');
+  const msg = decode(bytes);
+  if (msg.kind !== vector.kind) return `decoded as ${msg.kind}, not ${vector.kind}`;
+  const again = encode(msg).toString('hex');
+  if (again !== vector.hex) return `re-encoded differently:\n  got  ${again}\n  want ${vector.hex}`;
+  return null;
+}
+
+function checkInvalid(vector) {
+  try {
+    decode(Buffer.from(vector.hex, 'hex'));
+  } catch (err) {
+    if (!(err instanceof ProtocolError)) return `crashed: ${err.stack}`;
+    return err.reason === vector.reason ? null : `rejected as ${err.message}, not ${vector.reason}`;
+  }
+  return `accepted, should be ${vector.reason}`;
+}
+
+/** Runs forward.json's steps through one policy state; returns the worst errors and any failure. */
+function checkForward(fwd) {
+  const msg = decode(Buffer.from(fwd.weights_frame_b64, 'base64'));
+  if (msg.kind !== 'weights') return { failure: `the frame is a ${msg.kind}` };
+  const policy = new Policy(msg);
+  let state = policy.initialState();
+  const failures = [];
+  if (JSON.stringify(policy.low) !== JSON.stringify(fwd.act_low) || JSON.stringify(policy.high) !== JSON.stringify(fwd.act_high)) {
+    failures.push(`arch bounds ${policy.low}..${policy.high} are not the vector's ${fwd.act_low}..${fwd.act_high}`);
+  }
+  const worst = { mean: 0, log_std: 0, action: 0 };
+  const off = (got, want) => Math.max(...got.map((g, i) => Math.abs(g - want[i])));
+  fwd.steps.forEach((step, t) => {
+    // The vector's prev_action is already in policy units, as fed to the network.
+    const out = policy.step(step.obs, step.prev_action, step.prev_reward, state);
+    state = out.state;
+    const got = { mean: out.mean, log_std: out.logStd, action: policy.act(out, out.mean.map(() => 0)) };
+    for (const key of Object.keys(worst)) {
+      const d = off(got[key], fwd.expected[key][t]);
+      worst[key] = Math.max(worst[key], d);
+      if (!(d <= fwd.atol)) failures.push(`step ${t}: ${key} off by ${d}`);
+    }
+  });
+  return { steps: fwd.steps.length, worst, failure: failures.join('; ') || null };
+}
+
+function main() {
+  const [vectorsPath, forwardPath] = process.argv.slice(2);
+  const vectors = JSON.parse(fs.readFileSync(vectorsPath, 'utf8'));
+  const failures = [];
+  for (const v of vectors.valid) {
+    let why;
+    try { why = checkValid(v); } catch (err) { why = `rejected: ${err.message}`; }
+    if (why) failures.push(`valid ${v.name}: ${why}`);
+  }
+  for (const v of vectors.invalid) {
+    const why = checkInvalid(v);
+    if (why) failures.push(`invalid ${v.name}: ${why}`);
+  }
+  const summary = { valid: vectors.valid.length, invalid: vectors.invalid.length, forward: null, failures };
+  if (forwardPath && fs.existsSync(forwardPath)) {
+    let fwd;
+    try {
+      fwd = checkForward(JSON.parse(fs.readFileSync(forwardPath, 'utf8')));
+    } catch (err) {
+      fwd = { failure: `crashed: ${err.stack}` };
+    }
+    summary.forward = fwd;
+    if (fwd.failure) failures.push(`forward: ${fwd.failure}`);
+  }
+  console.log(JSON.stringify(summary));
+  process.exitCode = failures.length ? 1 : 0;
+}
+
+main();

@@ -1,0 +1,306 @@
+'use strict';
+/**
+ * The saclstm wire protocol as protocol/SPEC.md states it: msgpack maps, typed arrays, one
+ * rejection reason per bad frame. Written from the SPEC and the test vectors alone.
+ *
+ * JavaScript has one number type, so the encoder is told each field's msgpack type (a float
+ * field must go out as a float even when its value is whole, an int field as an int).
+ */
+const { Decoder, Encoder, ExtData } = require('@msgpack/msgpack');
+
+const VERSION = 1;
+const MAX_ID = 256;
+const MAX_STEPS = 4096;
+const MAX_DIM = 65536;
+const ITEMSIZE = { f32: 4, f64: 8, i32: 4, i64: 8, u8: 1, bool: 1 };
+const KINDS = ['hello', 'experience', 'episode_start', 'episode_end', 'heartbeat', 'bye', 'weights', 'progress'];
+
+/** A frame that must be dropped, with the one SPEC reason it is counted under. */
+class ProtocolError extends Error {
+  constructor(reason, detail) {
+    super(`${reason}: ${detail}`);
+    this.reason = reason;
+  }
+}
+
+const fail = (reason, detail) => { throw new ProtocolError(reason, detail); };
+
+// ---------------------------------------------------------------- field types
+
+/** Field type tags. A field spec is [key, type, required, extra]. */
+const T = {
+  uint: 'uint', int: 'int', float: 'float', bool: 'bool', id: 'id', str: 'str', map: 'map',
+  opponent: 'opponent', array: 'array', uintMap: 'uintMap',
+};
+
+const COMMON = [['v', T.int, true], ['kind', T.str, true], ['sender', T.id, true], ['seq', T.uint, true]];
+
+const arr = (dtype, rank, finite, extra = {}) => ({ dtype, rank, finite, ...extra });
+
+/** Per kind, the fields of SPEC.md's tables (after the common ones), in table order. */
+const SCHEMA = {
+  hello: [
+    ['bot', T.id, true], ['obs_dim', T.uint, true, { min: 1, max: MAX_DIM }],
+    ['act_dim', T.uint, true, { min: 1, max: MAX_DIM }],
+    ['obs_low', T.array, true, arr('f32', 1, 'no_nan')], ['obs_high', T.array, true, arr('f32', 1, 'no_nan')],
+    ['act_low', T.array, true, arr('f32', 1, 'finite')], ['act_high', T.array, true, arr('f32', 1, 'finite')],
+    ['software', T.str, false], ['eval', T.bool, false],
+  ],
+  experience: [
+    ['bot', T.id, true], ['episode', T.uint, true], ['t0', T.uint, true], ['version', T.uint, true],
+    ['obs', T.array, true, arr('f32', 2, 'finite')], ['action', T.array, true, arr('f32', 2, 'finite')],
+    ['reward', T.array, true, arr('f32', 1, 'finite')], ['next_obs', T.array, true, arr('f32', 2, 'finite')],
+    ['terminated', T.array, true, arr('bool', 1)], ['truncated', T.array, true, arr('bool', 1)],
+    ['prev_action', T.array, false, arr('f32', 1, 'finite')], ['prev_reward', T.float, false, { finite: true }],
+    ['h0', T.array, false, arr('f32', 1, 'finite')], ['c0', T.array, false, arr('f32', 1, 'finite')],
+  ],
+  episode_start: [['bot', T.id, true], ['episode', T.uint, true], ['opponent', T.opponent, false]],
+  episode_end: [
+    ['bot', T.id, true], ['episode', T.uint, true], ['return', T.float, true, { finite: true }],
+    ['length', T.uint, true], ['eval', T.bool, false],
+  ],
+  heartbeat: [['round', T.uint, true], ['episodes', T.uint, true], ['sent', T.uint, true], ['dropped', T.uint, true]],
+  bye: [['sent', T.uint, true], ['dropped', T.uint, true]],
+  weights: [
+    ['version', T.uint, true], ['rev', T.str, true], ['arch', T.map, true],
+    ['params', T.array, true, arr('f32', 1, 'finite')], ['grad_steps', T.uint, true],
+  ],
+  progress: [
+    ['received', T.uint, true], ['grad_steps', T.uint, true], ['utd', T.float, true, { finite: true }],
+    ['learning_starts', T.uint, true], ['version', T.uint, true], ['per_sender', T.uintMap, false],
+    ['session', T.uint, true],
+  ],
+};
+
+const FIELD_TYPES = new Map();
+for (const [kind, fields] of Object.entries(SCHEMA)) {
+  FIELD_TYPES.set(kind, new Map([...COMMON, ...fields].map(([key, type]) => [key, type])));
+}
+
+// ---------------------------------------------------------------- typed arrays
+
+/** An array value as the SPEC's map, plus its elements decoded (numbers; bools as 0/1). */
+class WireArray {
+  constructor(dtype, shape, data) {
+    this.dtype = dtype;
+    this.shape = shape;
+    this.data = data; // Uint8Array, little-endian elements
+  }
+
+  get size() { return this.shape.reduce((a, b) => a * b, 1); }
+
+  /** Elements as plain numbers (float64 in JS: every f32 is exact in it). */
+  values() {
+    const view = new DataView(this.data.buffer, this.data.byteOffset, this.data.byteLength);
+    const n = this.data.byteLength / ITEMSIZE[this.dtype];
+    const out = new Array(n);
+    for (let i = 0; i < n; i++) {
+      switch (this.dtype) {
+        case 'f32': out[i] = view.getFloat32(4 * i, true); break;
+        case 'f64': out[i] = view.getFloat64(8 * i, true); break;
+        case 'i32': out[i] = view.getInt32(4 * i, true); break;
+        case 'i64': out[i] = Number(view.getBigInt64(8 * i, true)); break;
+        default: out[i] = view.getUint8(i);
+      }
+    }
+    return out;
+  }
+
+  /** For the wire: the SPEC's {"dtype", "shape", "data"} map. */
+  toWire() { return { dtype: this.dtype, shape: this.shape, data: this.data }; }
+
+  static f32(values, shape) {
+    const flat = values.flat(Infinity);
+    const buf = new Uint8Array(flat.length * 4);
+    const view = new DataView(buf.buffer);
+    flat.forEach((x, i) => view.setFloat32(4 * i, x, true));
+    return new WireArray('f32', shape ?? [flat.length], buf);
+  }
+
+  static bool(values) {
+    return new WireArray('bool', [values.length], Uint8Array.from(values, (b) => (b ? 1 : 0)));
+  }
+}
+
+// ---------------------------------------------------------------- decoding
+
+const decoder = new Decoder({
+  useBigInt64: true, // uint64 values past 2^53 (a learner's `session`) stay exact
+  mapKeyConverter: (key) => {
+    if (typeof key !== 'string') fail('undecodable', `a map key is a ${typeof key}, not a string`);
+    return key;
+  },
+});
+
+const isMap = (x) => x !== null && typeof x === 'object' && !Array.isArray(x) && !(x instanceof Uint8Array)
+  && !(x instanceof ExtData) && !(x instanceof Date);
+
+/** A whole-number value as a Number when it fits exactly, else the BigInt. */
+const normInt = (x) => (typeof x === 'bigint' && x >= -BigInt(Number.MAX_SAFE_INTEGER)
+  && x <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(x) : x);
+
+const isInt = (x) => typeof x === 'bigint' || (typeof x === 'number' && Number.isInteger(x));
+
+/** Any extension type anywhere (msgpack ext, or the timestamp ext the library turns into a Date). */
+function hasExt(x) {
+  if (x instanceof ExtData || x instanceof Date) return true;
+  if (Array.isArray(x)) return x.some(hasExt);
+  if (isMap(x)) return Object.values(x).some(hasExt);
+  return false;
+}
+
+function checkId(key, x) {
+  if (typeof x !== 'string') fail('bad_type', `${key} is not a string`);
+  if (x.length === 0) fail('bad_value', `${key} is empty`);
+  if ([...x].length > MAX_ID) fail('too_large', `${key} is longer than ${MAX_ID} characters`);
+  return x;
+}
+
+function checkUint(key, x, opts = {}) {
+  if (!isInt(x)) fail('bad_type', `${key} is not an integer`);
+  x = normInt(x);
+  if (x < 0) fail('bad_value', `${key} is negative`);
+  if (opts.min !== undefined && x < opts.min) fail('bad_value', `${key} = ${x} is below ${opts.min}`);
+  if (opts.max !== undefined && x > opts.max) fail('bad_value', `${key} = ${x} is above ${opts.max}`);
+  return x;
+}
+
+function checkArray(key, x, spec) {
+  if (!isMap(x)) fail('bad_type', `${key} is not an array map`);
+  const { dtype, shape, data } = x;
+  if (typeof dtype !== 'string' || !Array.isArray(shape) || !(data instanceof Uint8Array)) {
+    fail('bad_type', `${key} needs dtype (str), shape (list) and data (bin)`);
+  }
+  if (!(dtype in ITEMSIZE) || dtype !== spec.dtype) fail('bad_dtype', `${key} has dtype ${dtype}, not ${spec.dtype}`);
+  if (!shape.every((d) => isInt(d) && d >= 0)) fail('bad_shape', `${key} has a shape that is not non-negative ints`);
+  if (shape.length !== spec.rank) fail('bad_shape', `${key} has rank ${shape.length}, not ${spec.rank}`);
+  const bytes = shape.reduce((a, d) => a * BigInt(d), BigInt(ITEMSIZE[dtype]));
+  if (bytes !== BigInt(data.byteLength)) fail('bad_shape', `${key}: ${data.byteLength} bytes for shape [${shape}]`);
+  const out = new WireArray(dtype, shape.map(Number), data);
+  const values = out.values();
+  if (spec.finite === 'finite' && !values.every(Number.isFinite)) fail('non_finite', `${key} is not finite`);
+  if (spec.finite === 'no_nan' && values.some(Number.isNaN)) fail('non_finite', `${key} has a NaN`);
+  if (dtype === 'bool' && values.some((b) => b > 1)) fail('bad_value', `${key} has a bool byte other than 0/1`);
+  return out;
+}
+
+function checkField(key, type, x, extra = {}) {
+  switch (type) {
+    case T.uint: return checkUint(key, x, extra);
+    case T.int: if (!isInt(x)) fail('bad_type', `${key} is not an integer`); return normInt(x);
+    case T.float:
+      if (typeof x !== 'number') fail('bad_type', `${key} is not a float`);
+      if (extra.finite && !Number.isFinite(x)) fail('non_finite', `${key} is not finite`);
+      return x;
+    case T.bool: if (typeof x !== 'boolean') fail('bad_type', `${key} is not a bool`); return x;
+    case T.id: return checkId(key, x);
+    case T.str: if (typeof x !== 'string') fail('bad_type', `${key} is not a string`); return x;
+    case T.map: if (!isMap(x)) fail('bad_type', `${key} is not a map`); return normDeep(x);
+    case T.opponent:
+      if (typeof x === 'string') return x;
+      if (isInt(x)) return normInt(x);
+      return fail('bad_type', `${key} is neither a string nor an integer`);
+    case T.uintMap: {
+      if (!isMap(x)) fail('bad_type', `${key} is not a map`);
+      const out = {};
+      for (const [k, v] of Object.entries(x)) out[k] = checkUint(`${key}[${k}]`, v);
+      return out;
+    }
+    case T.array: return checkArray(key, x, extra);
+    default: throw new Error(`no type ${type}`);
+  }
+}
+
+function normDeep(x) {
+  if (Array.isArray(x)) return x.map(normDeep);
+  if (isMap(x)) return Object.fromEntries(Object.entries(x).map(([k, v]) => [k, normDeep(v)]));
+  return normInt(x);
+}
+
+/** Rules that tie fields together (shapes, done flags, bounds). */
+const CROSS = {
+  hello(m) {
+    const D = m.obs_dim, A = m.act_dim;
+    for (const k of ['obs_low', 'obs_high']) if (m[k].shape[0] !== D) fail('bad_shape', `${k} is not [obs_dim]`);
+    for (const k of ['act_low', 'act_high']) if (m[k].shape[0] !== A) fail('bad_shape', `${k} is not [act_dim]`);
+    const lo = m.act_low.values(), hi = m.act_high.values();
+    if (lo.some((l, i) => !(l < hi[i]))) fail('bad_value', 'act_low >= act_high');
+  },
+  experience(m) {
+    const [n, D] = m.obs.shape, A = m.action.shape[1];
+    const want = { action: [n, A], reward: [n], next_obs: [n, D], terminated: [n], truncated: [n] };
+    for (const [k, s] of Object.entries(want)) {
+      if (m[k].shape.some((d, i) => d !== s[i])) fail('bad_shape', `${k} has shape [${m[k].shape}], not [${s}]`);
+    }
+    if (m.prev_action && m.prev_action.shape[0] !== A) fail('bad_shape', 'prev_action is not [A]');
+    if ((m.h0 === undefined) !== (m.c0 === undefined)) fail('missing_field', 'h0 and c0 come both or neither');
+    if (m.h0 && m.h0.shape[0] !== m.c0.shape[0]) fail('bad_shape', 'h0 and c0 differ in width');
+    if (n < 1) fail('bad_value', 'an empty batch');
+    if (n > MAX_STEPS) fail('too_large', `a batch of ${n} steps`);
+    const done = [...m.terminated.values().slice(0, -1), ...m.truncated.values().slice(0, -1)];
+    if (done.some((b) => b)) fail('bad_value', 'a done flag before the last step');
+  },
+};
+
+/**
+ * bytes -> a validated message object (uints as Numbers, or BigInts past 2^53; arrays as WireArray).
+ * Throws ProtocolError with the SPEC's reason.
+ */
+function decode(bytes) {
+  let raw;
+  try {
+    raw = decoder.decode(bytes);
+  } catch (err) {
+    if (err instanceof ProtocolError) throw err;
+    fail('undecodable', err.message);
+  }
+  if (!isMap(raw)) fail('undecodable', 'the top level is not a map');
+  if (hasExt(raw)) fail('bad_type', 'a msgpack extension type');
+  if (!('v' in raw)) fail('missing_field', 'v');
+  if (!isInt(raw.v)) fail('bad_type', 'v is not an integer');
+  if (normInt(raw.v) !== VERSION) fail('bad_version', `v = ${raw.v}`);
+  if (!('kind' in raw)) fail('missing_field', 'kind');
+  if (typeof raw.kind !== 'string') fail('bad_type', 'kind is not a string');
+  if (!KINDS.includes(raw.kind)) fail('unknown_kind', raw.kind);
+  const msg = { ...raw };
+  for (const [key, type, required, extra] of [...COMMON.slice(2), ...SCHEMA[raw.kind]]) {
+    if (!(key in raw)) {
+      if (required) fail('missing_field', key);
+      continue;
+    }
+    msg[key] = checkField(key, type, raw[key], extra);
+  }
+  msg.v = VERSION;
+  CROSS[raw.kind]?.(msg);
+  return msg;
+}
+
+// ---------------------------------------------------------------- encoding
+
+const intEncoder = new Encoder();
+const bigEncoder = new Encoder({ useBigInt64: true });
+const floatEncoder = new Encoder({ forceIntegerToFloat: true });
+
+function encodeValue(value, type) {
+  if (value instanceof WireArray) return intEncoder.encode(value.toWire());
+  if (typeof value === 'bigint') return bigEncoder.encode(value);
+  if (type === T.float) return floatEncoder.encode(value);
+  return intEncoder.encode(value);
+}
+
+function mapHeader(n) {
+  if (n < 16) return Uint8Array.of(0x80 | n);
+  if (n < 65536) return Uint8Array.of(0xde, n >> 8, n & 0xff);
+  return Uint8Array.of(0xdf, n >>> 24, (n >> 16) & 0xff, (n >> 8) & 0xff, n & 0xff);
+}
+
+/** A message object -> one msgpack map, keys in the object's order, each value in its field's type. */
+function encode(msg) {
+  const types = FIELD_TYPES.get(msg.kind) ?? new Map();
+  const entries = Object.entries(msg).filter(([, v]) => v !== undefined);
+  const parts = [mapHeader(entries.length)];
+  for (const [key, value] of entries) parts.push(intEncoder.encode(key), encodeValue(value, types.get(key)));
+  return Buffer.concat(parts);
+}
+
+module.exports = { VERSION, KINDS, MAX_STEPS, ProtocolError, WireArray, decode, encode };
