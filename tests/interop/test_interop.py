@@ -1,0 +1,111 @@
+"""A bot in a second language: tests/interop/bot.js, a JavaScript bot written from protocol/SPEC.md and
+the vectors alone, passes every vector, then trains with a real learner: every step it says it sent is
+received and none rejected, and its actions are our numpy policy's on the same weights and inputs."""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from actor.policy import LocalPolicy
+from protocol import Weights, decode
+from tests.procs import Procs, Watch, actor_stats
+
+HERE = Path(__file__).resolve().parent
+VECTORS = HERE.parent / "vectors"
+LEARNER = ("--hidden", "16", "--fc", "16", "--seq-len", "8", "--overlap", "4", "--batch-size", "8",
+           "--learning-starts", "300", "--publish-hz", "20")
+STEPS = 2000
+ATOL = 1e-4  # float64 (JS) against float32 (numpy), as the forward vector allows
+
+
+@pytest.fixture(scope="session")
+def node() -> Iterator[str]:
+    """Node with the bot's pinned packages installed (`npm ci` once per clean checkout)."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        pytest.skip("node and npm are needed for the JavaScript interop bot (tests/interop); not found on PATH")
+    stamp = HERE / "node_modules" / ".package-lock.json"
+    if not stamp.exists() or stamp.stat().st_mtime < (HERE / "package-lock.json").stat().st_mtime:
+        done = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=HERE, capture_output=True, text=True,
+                              timeout=600)
+        assert done.returncode == 0, f"npm ci in {HERE} failed:\n{done.stdout}\n{done.stderr}"
+    yield node
+
+
+def test_js_bot_passes_every_vector(node: str) -> None:
+    done = subprocess.run([node, "check_vectors.js", str(VECTORS / "vectors.json"), str(VECTORS / "forward.json")],
+                          cwd=HERE, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    summary = json.loads(done.stdout)
+    vectors = json.loads((VECTORS / "vectors.json").read_text())
+    assert summary["valid"] == len(vectors["valid"]) and summary["invalid"] == len(vectors["invalid"])
+    assert summary["forward"] is not None and summary["forward"]["steps"] > 0, summary
+    assert summary["failures"] == []
+
+
+def to_unit(action: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """SPEC.md: the previous action as the network sees it, in policy units."""
+    return np.clip(2.0 * (action - low) / (high - low) - 1.0, -1.0, 1.0).astype(np.float32)
+
+
+def replay(report: dict[str, Any]) -> int:
+    """Every step the bot played, through our numpy policy from the same weights frame and inputs."""
+    policies: dict[str, LocalPolicy] = {}
+    for rev, frame in report["frames"].items():
+        msg = decode(base64.b64decode(frame))
+        assert isinstance(msg, Weights) and msg.rev == rev
+        policies[rev] = LocalPolicy(msg)
+    checked = 0
+    for episode in report["log"]:
+        policy = policies[episode["rev"]]
+        assert policy.version == episode["version"]
+        state = policy.initial_state()
+        pa, pr = np.zeros(policy.arch.act_dim, np.float32), 0.0
+        for t, step in enumerate(episode["steps"]):
+            where = f"episode {episode['episode']} step {t}"
+            mean, log_std, state = policy.forward(np.asarray(step["obs"], np.float32), pa, pr, state)
+            np.testing.assert_allclose(step["mean"], mean, atol=ATOL, rtol=0, err_msg=where)
+            np.testing.assert_allclose(step["log_std"], log_std, atol=ATOL, rtol=0, err_msg=where)
+            unit = np.tanh(mean + np.exp(log_std) * np.asarray(step["eps"], np.float32))
+            action = np.asarray(step["action"], np.float32)
+            np.testing.assert_allclose(action, policy.to_env(unit), atol=ATOL, rtol=0, err_msg=where)
+            assert np.all(action >= policy.low) and np.all(action <= policy.high), where
+            pa, pr = to_unit(action, policy.low, policy.high), step["reward"]
+            checked += 1
+    return checked
+
+
+def test_js_bot_trains_with_a_real_learner(node: str, procs: Procs, eps: dict[str, str], tmp_path: Path) -> None:
+    watch = Watch(eps["metrics"])
+    try:
+        procs.learner(eps, *LEARNER)
+        watch.wait(lambda h: True, 60, "the learner")
+        out = tmp_path / "bot.json"
+        bot = subprocess.run([node, "bot.js", "--ingest", eps["ingest"], "--weights", eps["weights"],
+                              "--sender", "js-1", "--steps", str(STEPS), "--report", str(out)],
+                             cwd=HERE, capture_output=True, text=True, timeout=120)
+        assert bot.returncode == 0, f"{bot.stdout}\n{bot.stderr}\nlearner:\n{procs.log('learner')}"
+        report = json.loads(out.read_text())
+        health = watch.wait(lambda h: (actor_stats(h, "js-1") or {}).get("bye", False), 30, "the bot's bye")
+    finally:
+        watch.close()
+
+    stats = actor_stats(health, "js-1")
+    assert stats is not None
+    assert report["steps"] == STEPS == report["sent"] + report["dropped"], report["msgs"]
+    assert stats["sent"] == report["sent"] and stats["dropped"] == report["dropped"], stats
+    assert stats["received"] == report["sent"] and stats["rejected"] == 0, stats
+    assert not any(health["rejects"].values()), health["rejects"]
+    assert stats["lost_msgs"] == 0 and stats["late_msgs"] == 0, stats
+    assert stats["episodes"] == report["episodes"] == len(report["log"]) > 10, stats
+    assert report["rejects"] == {}, "the bot refused a frame from the learner"
+    assert replay(report) == STEPS
