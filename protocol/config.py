@@ -2,7 +2,7 @@
 
 Both daemons use this loader, so every knob is set the same three ways:
 a key in the daemon's TOML table, an environment variable SACLSTM_<KEY>
-(the seed's SACLSTM_UTD_RATIO, SACLSTM_BATCH_SIZE, ... keep working), and a
+(the original Nim bot's SACLSTM_UTD_RATIO, SACLSTM_BATCH_SIZE, ... keep working), and a
 flag --<key-with-dashes>. A bad value fails at start with the key, the value
 and the reason: never a crash an hour into a run.
 """

@@ -18,7 +18,7 @@ Two comparisons, kept apart because they answer different questions:
   per use: the actor on obs and again on next obs, each critic for its loss
   and again for the actor's). Design and implementation together.
 
-For information also the seed's critic design (the action goes into the
+For information also the original Nim bot's critic design (the action goes into the
 LSTM, so every new action costs an unroll), written the same plain way.
 Last line: one JSON object.
 """
@@ -61,7 +61,7 @@ class RefActor(nn.Module):
 
 class RefCritic(nn.Module):
     """Ours: obs history -> linear -> LSTM, then [h_t, a_t] -> linear(128) -> Q.
-    The seed's (seed=True): (obs, action) -> linear -> LSTM -> linear(128) -> Q."""
+    The original Nim bot's (seed=True): (obs, action) -> linear -> LSTM -> linear(128) -> Q."""
 
     def __init__(self, h: int, seed: bool) -> None:
         super().__init__()

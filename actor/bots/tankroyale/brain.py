@@ -46,7 +46,7 @@ OBSERVATION = (
     "wall_west", "wall_east", "wall_south", "wall_north",
     "enemies_left", "round_time", "hit_wall", "hit_bot",
 )
-OBS_DIM = len(OBSERVATION)  # 35, as the seed's bot
+OBS_DIM = len(OBSERVATION)  # 35, as the original Nim bot's
 
 
 @dataclass(frozen=True)

@@ -210,7 +210,7 @@ class SaclstmTank(Bot):
             self.client.end_episode()
 
     def _name(self, bot_id: int) -> str:
-        """The opponent key: its name, or its numeric id while the name is unknown (the seed's rule)."""
+        """The opponent key: its name, or its numeric id while the name is unknown (the original Nim bot's rule)."""
         try:
             name = self.get_bot_name(bot_id) if self.live else None
         except Exception:  # the bot API raises when no game is running
