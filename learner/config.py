@@ -37,6 +37,10 @@ class LearnerConfig:
                                   "torso's histories, detached, as DrQ-v2 does (false: one LSTM forward fewer per update)")
     seq_len: int = _f(32, "steps per training sequence (chunk)")
     overlap: int = _f(16, "steps a chunk shares with the previous one of its episode (context, not trained twice)")
+    memory_horizon: int = _f(0, "steps back the agent must remember (longest gap from a clue to its use); 0 = off. "
+                                "N >= 2 chrono-initialises the LSTMs' gates for N steps and raises overlap to at least "
+                                "burn_in + N (seq_len with it, keeping seq_len - overlap trained steps per chunk), so "
+                                "every trained step has N steps of history with gradients in its chunk")
     burn_in: int = _f(0, "leading steps of each chunk that only warm the LSTMs (no gradient, no loss)")
     use_stored_state: bool = _f(False, "start the actor LSTM from the state the actor sent (R2D2)")
     batch_size: int = _f(16, "sequences per gradient step")
@@ -84,6 +88,8 @@ class LearnerConfig:
     log_level: str = _f("INFO", "DEBUG, INFO, WARNING or ERROR")
 
     def __post_init__(self) -> None:
+        check(self.memory_horizon >= 0, "memory_horizon", self.memory_horizon, "must be 0 (off) or a number of steps")
+        self._fit_chunks_to_memory()
         check(self.hidden >= 1, "hidden", self.hidden, "must be at least 1")
         check(self.fc >= 1, "fc", self.fc, "must be at least 1")
         check(self.torso in TORSOS, "torso", self.torso, f"must be one of {', '.join(TORSOS)}")
@@ -132,3 +138,13 @@ class LearnerConfig:
             check(len(low) == len(high) and (self.act_dim is None or len(low) == self.act_dim), "act_low", low,
                   "act_low and act_high need act_dim entries each")
             check(all(lo < hi for lo, hi in zip(low, high)), "act_low", low, "each bound must be below act_high's")
+
+    def _fit_chunks_to_memory(self) -> None:
+        """memory_horizon N: overlap becomes at least burn_in + N, and seq_len grows by as much, so a chunk still
+        trains seq_len - overlap steps, each with N steps of gradient-carrying history before it. Only ever raised:
+        chunks set longer than that are kept."""
+        if self.memory_horizon < 2 or self.overlap - self.burn_in >= self.memory_horizon:
+            return
+        grow = self.burn_in + self.memory_horizon - self.overlap
+        object.__setattr__(self, "overlap", self.overlap + grow)
+        object.__setattr__(self, "seq_len", self.seq_len + grow)

@@ -25,7 +25,7 @@ import torch
 from torch import nn
 
 from learner.config import TORSOS
-from learner.networks import Actor, Arch, Critic, State
+from learner.networks import Actor, Arch, Critic, State, init_memory
 
 
 class Batch(NamedTuple):
@@ -58,6 +58,7 @@ class SACConfig:
     use_stored_state: bool = False
     torso: str = "shared"
     target_torso: bool = True
+    memory_horizon: int = 0  # > 1: chrono-initialise every LSTM's gates for memories this many steps long
 
     def __post_init__(self) -> None:
         if self.torso not in TORSOS:
@@ -102,6 +103,8 @@ class SAC:
             for nets in (self.critics, self.targets):
                 _tie_torso(nets[0], nets[1])
             _tie_torso(self.critics[0], self.actor)
+        for net in (self.actor, *self.critics):
+            init_memory(net.lstm, cfg.memory_horizon)
         self.targets.load_state_dict(self.critics.state_dict())
         self.targets.requires_grad_(False)
         self.log_alpha = torch.tensor([float(torch.tensor(cfg.init_alpha).log())], device=self.device, requires_grad=True)
