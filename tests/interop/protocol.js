@@ -44,7 +44,7 @@ const SCHEMA = {
     ['act_dim', T.uint, true, { min: 1, max: MAX_DIM }],
     ['obs_low', T.array, true, arr('f32', 1, 'no_nan')], ['obs_high', T.array, true, arr('f32', 1, 'no_nan')],
     ['act_low', T.array, true, arr('f32', 1, 'finite')], ['act_high', T.array, true, arr('f32', 1, 'finite')],
-    ['software', T.str, false], ['eval', T.bool, false],
+    ['software', T.str, false, { max: MAX_ID }], ['eval', T.bool, false],
   ],
   experience: [
     ['bot', T.id, true], ['episode', T.uint, true], ['t0', T.uint, true], ['version', T.uint, true],
@@ -66,7 +66,7 @@ const SCHEMA = {
     ['params', T.array, true, arr('f32', 1, 'finite')], ['grad_steps', T.uint, true],
   ],
   progress: [
-    ['received', T.uint, true], ['grad_steps', T.uint, true], ['utd', T.float, true, { finite: true }],
+    ['received', T.uint, true], ['grad_steps', T.uint, true], ['utd', T.float, true, { finite: true, positive: true }],
     ['learning_starts', T.uint, true], ['version', T.uint, true], ['per_sender', T.uintMap, false],
     ['session', T.uint, true],
   ],
@@ -124,16 +124,37 @@ class WireArray {
 
 // ---------------------------------------------------------------- decoding
 
-const decoder = new Decoder({
-  useBigInt64: true, // uint64 values past 2^53 (a learner's `session`) stay exact
-  mapKeyConverter: (key) => {
-    if (typeof key !== 'string') fail('undecodable', `a map key is a ${typeof key}, not a string`);
-    return key;
-  },
-});
+/** A msgpack float as decoded: JavaScript alone cannot tell 3.0 from 3, the SPEC can (an int field). */
+class Float {
+  constructor(value) { this.value = value; }
+}
+
+/**
+ * @msgpack/msgpack's decoder, told to keep what the SPEC needs and plain JavaScript loses: floats
+ * stay marked (Float), a repeated map key and a non-string key are errors, ext types are marked.
+ * The overridden methods are the pinned 3.1.x decoder's own; SELF_TEST below fails loudly if they move.
+ */
+class WireDecoder extends Decoder {
+  constructor() {
+    super({
+      useBigInt64: true, // uint64 values past 2^53 (a learner's `session`) stay exact
+      mapKeyConverter(key) {
+        if (typeof key !== 'string') fail('undecodable', `a map key is a ${typeof key}, not a string`);
+        if (Object.hasOwn(this.stack.top().map, key)) fail('undecodable', `the map key ${key} is repeated`);
+        return key;
+      },
+    });
+  }
+
+  readF32() { return new Float(super.readF32()); }
+
+  readF64() { return new Float(super.readF64()); }
+}
+
+const decoder = new WireDecoder();
 
 const isMap = (x) => x !== null && typeof x === 'object' && !Array.isArray(x) && !(x instanceof Uint8Array)
-  && !(x instanceof ExtData) && !(x instanceof Date);
+  && !(x instanceof ExtData) && !(x instanceof Date) && !(x instanceof Float);
 
 /** A whole-number value as a Number when it fits exactly, else the BigInt. */
 const normInt = (x) => (typeof x === 'bigint' && x >= -BigInt(Number.MAX_SAFE_INTEGER)
@@ -161,7 +182,7 @@ function checkUint(key, x, opts = {}) {
   x = normInt(x);
   if (x < 0) fail('bad_value', `${key} is negative`);
   if (opts.min !== undefined && x < opts.min) fail('bad_value', `${key} = ${x} is below ${opts.min}`);
-  if (opts.max !== undefined && x > opts.max) fail('bad_value', `${key} = ${x} is above ${opts.max}`);
+  if (opts.max !== undefined && x > opts.max) fail('too_large', `${key} = ${x} is above ${opts.max}`);
   return x;
 }
 
@@ -188,13 +209,20 @@ function checkField(key, type, x, extra = {}) {
   switch (type) {
     case T.uint: return checkUint(key, x, extra);
     case T.int: if (!isInt(x)) fail('bad_type', `${key} is not an integer`); return normInt(x);
-    case T.float:
-      if (typeof x !== 'number') fail('bad_type', `${key} is not a float`);
-      if (extra.finite && !Number.isFinite(x)) fail('non_finite', `${key} is not finite`);
-      return x;
+    case T.float: {
+      // An int is a number too (vectors: episode_end_int_return).
+      if (!(x instanceof Float) && !isInt(x)) fail('bad_type', `${key} is not a number`);
+      const value = Number(x instanceof Float ? x.value : x);
+      if (extra.finite && !Number.isFinite(value)) fail('non_finite', `${key} is not finite`);
+      if (extra.positive && !(value > 0)) fail('bad_value', `${key} is not above 0`);
+      return value;
+    }
     case T.bool: if (typeof x !== 'boolean') fail('bad_type', `${key} is not a bool`); return x;
     case T.id: return checkId(key, x);
-    case T.str: if (typeof x !== 'string') fail('bad_type', `${key} is not a string`); return x;
+    case T.str:
+      if (typeof x !== 'string') fail('bad_type', `${key} is not a string`);
+      if (extra.max !== undefined && [...x].length > extra.max) fail('too_large', `${key} is over ${extra.max} characters`);
+      return x;
     case T.map: if (!isMap(x)) fail('bad_type', `${key} is not a map`); return normDeep(x);
     case T.opponent:
       if (typeof x === 'string') return x;
@@ -211,7 +239,9 @@ function checkField(key, type, x, extra = {}) {
   }
 }
 
+/** Plain values: Floats unwrapped, BigInts that fit made Numbers. */
 function normDeep(x) {
+  if (x instanceof Float) return x.value;
   if (Array.isArray(x)) return x.map(normDeep);
   if (isMap(x)) return Object.fromEntries(Object.entries(x).map(([k, v]) => [k, normDeep(v)]));
   return normInt(x);
@@ -233,20 +263,43 @@ const CROSS = {
       if (m[k].shape.some((d, i) => d !== s[i])) fail('bad_shape', `${k} has shape [${m[k].shape}], not [${s}]`);
     }
     if (m.prev_action && m.prev_action.shape[0] !== A) fail('bad_shape', 'prev_action is not [A]');
-    if ((m.h0 === undefined) !== (m.c0 === undefined)) fail('missing_field', 'h0 and c0 come both or neither');
+    if ((m.h0 === undefined) !== (m.c0 === undefined)) fail('bad_shape', 'h0 and c0 come both or neither');
     if (m.h0 && m.h0.shape[0] !== m.c0.shape[0]) fail('bad_shape', 'h0 and c0 differ in width');
-    if (n < 1) fail('bad_value', 'an empty batch');
+    if (n < 1) fail('bad_shape', 'an empty batch');
     if (n > MAX_STEPS) fail('too_large', `a batch of ${n} steps`);
     const done = [...m.terminated.values().slice(0, -1), ...m.truncated.values().slice(0, -1)];
     if (done.some((b) => b)) fail('bad_value', 'a done flag before the last step');
   },
 };
 
+/** A learner's action bound check: how far past act_low..act_high an action may lie (float rounding). */
+const boundsSlack = (low, high) => 1e-4 * (high - low);
+
+/**
+ * What only a receiver that knows the run can check (a learner; `run` as in the vectors:
+ * obs_dim, act_dim, hidden, act_low, act_high).
+ */
+const CHECK_RUN = {
+  hello(m, run) {
+    if (m.obs_dim !== run.obs_dim || m.act_dim !== run.act_dim) fail('dims_mismatch', 'obs_dim/act_dim are not the run\'s');
+  },
+  experience(m, run) {
+    if (m.obs.shape[1] !== run.obs_dim || m.action.shape[1] !== run.act_dim) fail('dims_mismatch', 'D/A are not the run\'s');
+    if (m.h0 && m.h0.shape[0] !== run.hidden) fail('dims_mismatch', 'h0/c0 are not H wide');
+    const outside = (values) => values.some((a, k) => {
+      const i = k % run.act_dim, slack = boundsSlack(run.act_low[i], run.act_high[i]);
+      return a < run.act_low[i] - slack || a > run.act_high[i] + slack;
+    });
+    if (outside(m.action.values())) fail('out_of_bounds', 'an action outside act_low..act_high');
+    if (m.prev_action && outside(m.prev_action.values())) fail('out_of_bounds', 'prev_action outside act_low..act_high');
+  },
+};
+
 /**
  * bytes -> a validated message object (uints as Numbers, or BigInts past 2^53; arrays as WireArray).
- * Throws ProtocolError with the SPEC's reason.
+ * Throws ProtocolError with the SPEC's reason. With `run`, also the learner's checks against the run.
  */
-function decode(bytes) {
+function decode(bytes, run = null) {
   let raw;
   try {
     raw = decoder.decode(bytes);
@@ -262,16 +315,14 @@ function decode(bytes) {
   if (!('kind' in raw)) fail('missing_field', 'kind');
   if (typeof raw.kind !== 'string') fail('bad_type', 'kind is not a string');
   if (!KINDS.includes(raw.kind)) fail('unknown_kind', raw.kind);
+  const fields = [...COMMON.slice(2), ...SCHEMA[raw.kind]];
+  const absent = fields.find(([key, , required]) => required && !(key in raw));
+  if (absent) fail('missing_field', absent[0]); // before any value is looked at (vectors: several_faults_*)
   const msg = { ...raw };
-  for (const [key, type, required, extra] of [...COMMON.slice(2), ...SCHEMA[raw.kind]]) {
-    if (!(key in raw)) {
-      if (required) fail('missing_field', key);
-      continue;
-    }
-    msg[key] = checkField(key, type, raw[key], extra);
-  }
+  for (const [key, type, , extra] of fields) if (key in raw) msg[key] = checkField(key, type, raw[key], extra);
   msg.v = VERSION;
   CROSS[raw.kind]?.(msg);
+  if (run) CHECK_RUN[raw.kind]?.(msg, run);
   return msg;
 }
 
@@ -281,26 +332,32 @@ const intEncoder = new Encoder();
 const bigEncoder = new Encoder({ useBigInt64: true });
 const floatEncoder = new Encoder({ forceIntegerToFloat: true });
 
-function encodeValue(value, type) {
-  if (value instanceof WireArray) return intEncoder.encode(value.toWire());
-  if (typeof value === 'bigint') return bigEncoder.encode(value);
-  if (type === T.float) return floatEncoder.encode(value);
-  return intEncoder.encode(value);
+function header(n, fix, h16) {
+  if (n < 16) return Uint8Array.of(fix | n);
+  if (n < 65536) return Uint8Array.of(h16, n >> 8, n & 0xff);
+  return Uint8Array.of(h16 + 1, n >>> 24, (n >> 16) & 0xff, (n >> 8) & 0xff, n & 0xff);
 }
 
-function mapHeader(n) {
-  if (n < 16) return Uint8Array.of(0x80 | n);
-  if (n < 65536) return Uint8Array.of(0xde, n >> 8, n & 0xff);
-  return Uint8Array.of(0xdf, n >>> 24, (n >> 16) & 0xff, (n >> 8) & 0xff, n & 0xff);
+/** One value in msgpack: `type` T.float makes a whole number a float; maps and lists recurse. */
+function encodeValue(value, type) {
+  if (value instanceof WireArray) return encodeValue(value.toWire());
+  if (value instanceof Float) return floatEncoder.encode(value.value);
+  if (typeof value === 'bigint') return bigEncoder.encode(value);
+  if (typeof value === 'number' && type === T.float) return floatEncoder.encode(value);
+  if (Array.isArray(value)) return Buffer.concat([header(value.length, 0x90, 0xdc), ...value.map((v) => encodeValue(v))]);
+  if (isMap(value)) return encodeMap(Object.entries(value));
+  return intEncoder.encode(value); // str, bin, bool, int (a non-integer number goes out as float64)
+}
+
+function encodeMap(entries, types = new Map()) {
+  const parts = [header(entries.length, 0x80, 0xde)];
+  for (const [key, value] of entries) parts.push(intEncoder.encode(key), encodeValue(value, types.get(key)));
+  return Buffer.concat(parts);
 }
 
 /** A message object -> one msgpack map, keys in the object's order, each value in its field's type. */
 function encode(msg) {
-  const types = FIELD_TYPES.get(msg.kind) ?? new Map();
-  const entries = Object.entries(msg).filter(([, v]) => v !== undefined);
-  const parts = [mapHeader(entries.length)];
-  for (const [key, value] of entries) parts.push(intEncoder.encode(key), encodeValue(value, types.get(key)));
-  return Buffer.concat(parts);
+  return encodeMap(Object.entries(msg).filter(([, v]) => v !== undefined), FIELD_TYPES.get(msg.kind));
 }
 
 module.exports = { VERSION, KINDS, MAX_STEPS, ProtocolError, WireArray, decode, encode };
