@@ -23,7 +23,7 @@ from protocol import Bye, EpisodeEnd, EpisodeStart, Experience, Heartbeat, Hello
 
 log = logging.getLogger("saclstm.learner")
 
-LEARNER_REASONS = ("unknown_sender", "eval_experience", "wrong_direction", "bounds_mismatch")
+LEARNER_REASONS = ("unknown_sender", "eval_experience", "wrong_direction", "bounds_mismatch", "out_of_order")
 
 
 @dataclass
@@ -38,6 +38,7 @@ class SenderStats:
     rejected_msgs: int = 0
     lost_msgs: int = 0  # gaps in seq
     late_msgs: int = 0
+    gaps: int = 0  # accepted batches that did not continue their stream (steps missing before them)
     last_seq: int = -1
     sent: int = 0  # from heartbeat / bye
     dropped: int = 0
@@ -54,7 +55,7 @@ class SenderStats:
             "sender": self.sender, "age_s": round(age, 3),
             "alive": not self.said_bye and age < dead_after,
             "received": self.received, "rejected": self.rejected, "sent": self.sent, "dropped": self.dropped,
-            "lost_msgs": self.lost_msgs, "late_msgs": self.late_msgs, "round": self.round,
+            "lost_msgs": self.lost_msgs, "late_msgs": self.late_msgs, "gaps": self.gaps, "round": self.round,
             "episodes": self.episodes, "bots": sorted(self.bots), "eval_bots": sorted(self.eval_bots),
             "bye": self.said_bye,
         }
@@ -92,6 +93,7 @@ class Ingest:
         self.episodes_done = 0
         self.lag = deque[int](maxlen=2048)
         self.hellos = 0
+        self.order: dict[tuple[str, str], tuple[int, int, bool]] = {}  # stream -> (episode, next t0, ended)
         # When the learner last emptied its queue: every message that arrived before it has been read.
         # Liveness ages actors from here, so a busy learner's unread queue never makes an actor look dead.
         self.read_up_to = time.monotonic()
@@ -133,6 +135,10 @@ class Ingest:
         if msg.bot not in stats.bots:
             self._reject("unknown_sender", f"{msg.sender}/{msg.bot} never said hello", msg.sender, msg.steps)
             return 0
+        if not self._in_order(stats, msg):
+            self._reject("out_of_order", f"{msg.sender}/{msg.bot} episode {msg.episode} t0 {msg.t0} goes back",
+                         msg.sender, msg.steps)
+            return 0
         self._on_experience(msg)
         steps = len(msg.reward)
         stats.received += steps
@@ -140,10 +146,32 @@ class Ingest:
         self.lag.append(max(0, version - msg.version))
         return steps
 
+    def _in_order(self, stats: SenderStats, msg: Experience) -> bool:
+        """SPEC.md, Ordering: a batch that goes back in its stream (an earlier episode, an ended one, or steps
+        at or before ones already accepted) is refused; one that skips ahead is taken, and counted as a gap."""
+        key = (msg.sender, msg.bot)
+        last = self.order.get(key)
+        end = msg.t0 + msg.steps
+        ended = bool(msg.terminated[-1] or msg.truncated[-1])
+        if last is None:
+            stats.gaps += msg.t0 > 0
+        else:
+            episode, next_t, was_ended = last
+            if msg.episode < episode or (msg.episode == episode and (was_ended or msg.t0 < next_t)):
+                return False
+            if msg.episode == episode:
+                stats.gaps += msg.t0 > next_t
+            else:
+                stats.gaps += not was_ended or msg.episode > episode + 1 or msg.t0 > 0
+        self.order[key] = (msg.episode, end, ended)
+        return True
+
     def _hello(self, stats: SenderStats, msg: Hello) -> None:
         self.hellos += 1
-        if msg.seq == 0:
+        if msg.seq == 0:  # a new session of this sender: its episode counters start again
             stats.last_seq = 0
+            for key in [k for k in self.order if k[0] == msg.sender]:
+                del self.order[key]
         problem = self._on_hello(msg)
         if problem is not None:
             self._reject(problem, f"{msg.sender}/{msg.bot}", msg.sender, 0)

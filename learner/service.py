@@ -57,7 +57,7 @@ class Learner:
 
     def __init__(self, cfg: LearnerConfig) -> None:
         self.cfg = cfg
-        self.session = secrets.randbits(63)
+        self.session = secrets.randbits(53)  # below 2^53: a JavaScript number holds it exactly (SPEC.md, Integers)
         self.tuner = apply_threads(cfg.threads, tune=cfg.device == "cpu")  # a GPU's update time is not the threads'
         torch.manual_seed(cfg.seed)
         np.seterr(invalid="ignore")  # the codec's one-dot finiteness check may see NaN on bad input
@@ -81,8 +81,8 @@ class Learner:
         self.endpoints = {name: bound_endpoint(s) for name, s in
                           (("ingest", self.pull), ("weights", self.pub), ("metrics", self.metrics_sock))}
         self.observers = Observers(cfg, self.metrics_sock)
-        self.ingest = Ingest(Limits(max_message_bytes=cfg.max_message_bytes, obs_dim=cfg.obs_dim, act_dim=cfg.act_dim),
-                             self._hello, self._experience, self._episode_start)
+        self.ingest = Ingest(Limits(max_message_bytes=cfg.max_message_bytes, obs_dim=cfg.obs_dim, act_dim=cfg.act_dim,
+                                    state_dim=cfg.hidden), self._hello, self._experience, self._episode_start)
         self.sac: SAC | None = None
         self.replay: SequenceReplay | None = None
         self.low = self.high = np.zeros(0, np.float32)
@@ -134,7 +134,8 @@ class Learner:
                                      opponent_policy=cfg.opponent_policy, seed=cfg.seed)
         self.low, self.high = low.astype(np.float32), high.astype(np.float32)
         self.scale = ActionScale(self.low, self.high)
-        self.ingest.limits = Limits(max_message_bytes=cfg.max_message_bytes, obs_dim=obs_dim, act_dim=act_dim)
+        self.ingest.limits = Limits(max_message_bytes=cfg.max_message_bytes, obs_dim=obs_dim, act_dim=act_dim,
+                                    state_dim=cfg.hidden, act_low=arch.act_low, act_high=arch.act_high)
         log.info("model: obs_dim %d, act_dim %d, hidden %d; replay %d transitions, %d chunk slots of %d steps, %.1f MiB",
                  obs_dim, act_dim, cfg.hidden, self.replay.capacity, self.replay.slots, cfg.seq_len,
                  self.replay.nbytes / 2**20)

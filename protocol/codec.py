@@ -48,7 +48,17 @@ class Limits:
     """Longest string field (ids, names, versions)."""
     obs_dim: int | None = None
     act_dim: int | None = None
+    state_dim: int | None = None
+    """H: the width h0 and c0 must have (the learner's `hidden`)."""
+    act_low: tuple[float, ...] | None = None
+    act_high: tuple[float, ...] | None = None
+    """The run's action bounds: actions beyond them by more than ACTION_TOLERANCE are out_of_bounds."""
 
+
+ACTION_TOLERANCE = 1e-4
+"""How far (as a share of act_high - act_low) an action may pass a bound: float rounding, not a bug (SPEC.md)."""
+MAX_SAFE_INT = 2**53 - 1
+"""The largest integer a JavaScript number holds exactly; every integer the learner sends stays within it."""
 
 DEFAULT_LIMITS = Limits()
 
@@ -82,6 +92,13 @@ def _float(name: str, value: Any, limits: Limits) -> float:
     if not math.isfinite(value):
         raise ProtocolError("non_finite", f"{name}: {value}")
     return float(value)
+
+
+def _positive(name: str, value: Any, limits: Limits) -> float:
+    value = _float(name, value, limits)
+    if value <= 0:
+        raise ProtocolError("bad_value", f"{name}: {value} is not above 0")
+    return value
 
 
 def _str(name: str, value: Any, limits: Limits) -> str:
@@ -179,7 +196,7 @@ _SCHEMA: dict[str, list[tuple[str, str, _Check, bool]]] = {
         ("params", "params", _array("f32", "p", finite=True), True), ("grad_steps", "grad_steps", _uint, False),
     ],
     "progress": [
-        ("received", "received", _uint, True), ("grad_steps", "grad_steps", _uint, True), ("utd", "utd", _float, True),
+        ("received", "received", _uint, True), ("grad_steps", "grad_steps", _uint, True), ("utd", "utd", _positive, True),
         ("learning_starts", "learning_starts", _uint, True), ("version", "version", _uint, True),
         ("session", "session", _uint, True), ("per_sender", "per_sender", _counts, False),
     ],
@@ -249,7 +266,10 @@ def _decode_python(frame: bytes | memoryview, limits: Limits) -> Message:
     """The reference decoder: msgpack, then every field through the schema. It decides every
     frame the native path does not accept, and names the fault of every invalid one."""
     try:
-        obj = msgpack.unpackb(frame, raw=False, strict_map_key=True, use_list=True, timestamp=0)
+        obj = msgpack.unpackb(frame, raw=False, strict_map_key=True, use_list=True, timestamp=0,
+                              object_pairs_hook=_map, list_hook=_list, ext_hook=_ext)
+    except _Undecodable as exc:
+        raise ProtocolError("undecodable", str(exc)) from None
     except Exception as exc:  # msgpack raises several unrelated types for bad input
         raise ProtocolError("undecodable", type(exc).__name__) from None
     if type(obj) is not dict:
@@ -260,6 +280,34 @@ def _decode_python(frame: bytes | memoryview, limits: Limits) -> Message:
         raise
     except Exception as exc:  # a validator bug must still not crash the learner
         raise ProtocolError("bad_value", f"{type(exc).__name__}: {exc}") from None
+
+
+class _Undecodable(Exception):
+    """Raised inside msgpack's hooks: valid msgpack this protocol does not speak (SPEC.md, Encoding)."""
+
+
+def _map(pairs: list[tuple[Any, Any]]) -> dict[str, Any]:
+    """Every map: str keys only, each once, and no extension value (msgpack would keep the last duplicate)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise _Undecodable("a map repeats a key")
+    for key, value in pairs:
+        if type(key) is not str:
+            raise _Undecodable(f"a map key of type {type(key).__name__}")
+        if type(value) is msgpack.Timestamp:
+            raise _Undecodable("an extension type (timestamp)")
+    return out
+
+
+def _list(items: list[Any]) -> list[Any]:
+    for item in items:
+        if type(item) is msgpack.Timestamp:
+            raise _Undecodable("an extension type (timestamp)")
+    return items
+
+
+def _ext(code: int, data: bytes) -> Any:
+    raise _Undecodable(f"an extension type ({code})")
 
 
 def _from_map(obj: dict[str, Any], limits: Limits) -> Message:
@@ -317,14 +365,15 @@ def _native_experience(frame: bytes | memoryview, limits: Limits) -> Experience 
     if fields is None:
         return None
     sender, seq, bot, episode, t0, version, n, d, k, floats, terminated, truncated, prev_action, prev_reward = fields
-    _check_dims(d, k, limits)
     flat = np.frombuffer(floats, _F32)
     nobs = n * d
     both = flat[:2 * nobs].reshape(2, n, d)
-    return Experience(sender, seq, bot, episode, t0, version, both[0], flat[2 * nobs:2 * nobs + n * k].reshape(n, k),
-                      flat[2 * nobs + n * k:], both[1], _flags(n, terminated), _flags(n, truncated),
-                      prev_action=None if prev_action is None else np.frombuffer(prev_action, _F32),
-                      prev_reward=prev_reward)
+    msg = Experience(sender, seq, bot, episode, t0, version, both[0], flat[2 * nobs:2 * nobs + n * k].reshape(n, k),
+                     flat[2 * nobs + n * k:], both[1], _flags(n, terminated), _flags(n, truncated),
+                     prev_action=None if prev_action is None else np.frombuffer(prev_action, _F32),
+                     prev_reward=prev_reward)
+    _check_run(msg, limits)
+    return msg
 
 
 _FLAGS: dict[tuple[int, bool], np.ndarray] = {}
@@ -378,7 +427,22 @@ def _check_experience(msg: Experience, limits: Limits) -> None:
     done = msg.terminated[:-1] | msg.truncated[:-1]
     if done.any():
         raise ProtocolError("bad_value", "only the last step of a batch may end the episode")
-    _check_dims(obs_dim, act_dim, limits)
+    _check_run(msg, limits)
+
+
+def _check_run(msg: Experience, limits: Limits) -> None:
+    """What only the run's settings decide, on both decode paths: the widths D, A and H, then the action bounds."""
+    _check_dims(msg.obs.shape[1], msg.action.shape[1], limits)
+    if limits.state_dim is not None and msg.h0 is not None and msg.h0.shape != (limits.state_dim,):
+        raise ProtocolError("dims_mismatch", f"h0/c0 width {msg.h0.shape[0]}, this run's LSTM has {limits.state_dim}")
+    if limits.act_low is not None and limits.act_high is not None:
+        low, high = np.asarray(limits.act_low, np.float32), np.asarray(limits.act_high, np.float32)
+        slack = (high - low) * np.float32(ACTION_TOLERANCE)
+        lo, hi = low - slack, high + slack
+        for name, action in (("action", msg.action), ("prev_action", msg.prev_action)):
+            if action is not None and ((action < lo).any() or (action > hi).any()):
+                raise ProtocolError("out_of_bounds", f"{name} outside act_low..act_high (tolerance "
+                                    f"{ACTION_TOLERANCE} of the range)")
 
 
 def _check_dims(obs_dim: int, act_dim: int, limits: Limits) -> None:
@@ -393,4 +457,4 @@ def message_fields(kind: str) -> list[str]:
     return ["v", "kind", "sender", "seq"] + [key for key, *_ in _SCHEMA[kind]]
 
 
-__all__ = ["Limits", "DEFAULT_LIMITS", "NATIVE_DECODER", "encode", "decode", "message_fields"]
+__all__ = ["Limits", "DEFAULT_LIMITS", "ACTION_TOLERANCE", "MAX_SAFE_INT", "NATIVE_DECODER", "encode", "decode", "message_fields"]

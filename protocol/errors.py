@@ -17,8 +17,9 @@ REASONS: tuple[str, ...] = (
     "bad_shape",  # an array's shape is wrong, or its byte length does not match it
     "non_finite",  # NaN or infinity where only finite numbers may go
     "too_large",  # the frame, an array, or a string exceeds its limit
-    "dims_mismatch",  # dimensions differ from what the sender declared in hello
+    "dims_mismatch",  # a width (D, A, or H of h0/c0) differs from the run's
     "bad_value",  # a value outside its documented range
+    "out_of_bounds",  # an action outside the run's act_low..act_high by more than the tolerance
 )
 """Every reason `decode` may give. Learner-side reasons are listed in SPEC.md."""
 

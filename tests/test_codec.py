@@ -73,7 +73,8 @@ others = st.one_of(
     st.builds(Bye, ids, uints, uints, uints),
     st.builds(Weights, ids, uints, small, st.text(max_size=16), st.just({"hidden": 4, "fc": 8, "prev_action": True}),
               f32(5), small),
-    st.builds(Progress, ids, uints, uints, uints, finite.map(float), small, small, uints),
+    st.builds(Progress, ids, uints, uints, uints, st.floats(0.125, 1e6, width=32).map(float), small, small,
+              st.integers(0, 2**53 - 1)),
 )
 
 
@@ -162,10 +163,23 @@ def arr(values: object, dtype: str = "f32", shape: list[int] | None = None) -> d
 
 
 ONE = np.ones(1, np.float32)
+BOUNDED = Limits(obs_dim=4, act_dim=2, act_low=(-1.0, -1.0), act_high=(1.0, 1.0))
+
+
+def _repeat_key(frame: bytes, key: str, value: str) -> bytes:
+    """`frame` (a fixmap of under 15 entries) with `key` sent a second time, holding `value`."""
+    extra = msgpack.packb(key) + msgpack.packb(value)
+    return bytes([frame[0] + 1]) + frame[1:] + extra
 # reason -> cases; each frame is valid in every way but the one its reason names.
 FAULTS: dict[str, dict[str, object]] = {
     "undecodable": {"truncated": lambda: frame_of()[:-1], "trailing byte": lambda: frame_of() + b"\xc0",
-                    "not a map": lambda: msgpack.packb([1, 2])},
+                    "not a map": lambda: msgpack.packb([1, 2]),
+                    "repeated key": lambda: _repeat_key(frame_of(), "bot", "c"),
+                    "bin key": lambda: frame_of(**{"x": 1}).replace(b"\xa1x", b"\xc4\x01x"),
+                    "int key": lambda: frame_of(**{"x": 1}).replace(b"\xa1x", b"\x07"),
+                    "ext in an unknown key": lambda: frame_of(future=msgpack.ExtType(5, b"x")),
+                    "timestamp in a list": lambda: frame_of(future=[1, msgpack.Timestamp(1, 0)]),
+                    "ext as a value": lambda: frame_of(episode=msgpack.ExtType(1, b"x"))},
     "unknown_kind": {"kind": lambda: frame_of(kind="experiences")},
     "bad_version": {"v": lambda: frame_of(v=PROTOCOL_VERSION + 1)},
     "missing_field": {"v": lambda: frame_of(drop=("v",)), "bot": lambda: frame_of(drop=("bot",)),
@@ -186,8 +200,19 @@ FAULTS: dict[str, dict[str, object]] = {
     "bad_value": {"seq negative": lambda: frame_of(seq=-1), "empty bot": lambda: frame_of(bot=""),
                   "done mid-batch": lambda: frame_of(terminated=arr([True, False, False], "bool")),
                   "bool byte 2": lambda: frame_of(truncated={"dtype": "bool", "shape": [3], "data": b"\0\0\2"}),
-                  "inverted bounds": lambda: frame_of(Hello("a", 0, "b", 1, 1, -ONE, ONE, ONE, -ONE))},
+                  "inverted bounds": lambda: frame_of(Hello("a", 0, "b", 1, 1, -ONE, ONE, ONE, -ONE)),
+                  "utd 0": lambda: frame_of(Progress("l", 1, 0, 0, 1.0, 0, 0, 0), utd=0.0)},
+    "out_of_bounds": {"action": lambda: (frame_of(action=arr(np.full((3, 2), 1.01))), BOUNDED),
+                      "prev_action": lambda: (frame_of(prev_action=arr([0.0, -1.01])), BOUNDED)},
 }
+CASES = [(reason, name) for reason, cases in FAULTS.items() for name in cases]
+FAULTS["dims_mismatch"]["h0 width"] = lambda: (frame_of(h0=arr(np.zeros(3)), c0=arr(np.zeros(3))), Limits(state_dim=4))
+FAULTS["bad_shape"]["h0 without c0"] = lambda: frame_of(h0=arr(np.zeros(4)))
+FAULTS["bad_shape"]["negative shape entry"] = lambda: frame_of(reward={"dtype": "f32", "shape": [-3], "data": b""})
+FAULTS["bad_shape"]["empty batch"] = lambda: frame_of(
+    obs=arr(np.zeros((0, 4))), next_obs=arr(np.zeros((0, 4))), action=arr(np.zeros((0, 2))), reward=arr(np.zeros(0)),
+    terminated=arr(np.zeros(0), "bool"), truncated=arr(np.zeros(0), "bool"))
+FAULTS["too_large"]["obs_dim 65537"] = lambda: frame_of(Hello("a", 0, "b", 1, 1, -ONE, ONE, -ONE, ONE), obs_dim=65537)
 CASES = [(reason, name) for reason, cases in FAULTS.items() for name in cases]
 
 
@@ -280,3 +305,17 @@ def test_a_non_contiguous_array_travels_as_its_values() -> None:
     msg = _base()
     msg.obs = msg.next_obs = obs
     assert np.array_equal(decode(encode(msg)).obs, obs)
+
+
+def test_an_action_on_a_bound_or_within_the_tolerance_is_accepted() -> None:
+    """Float rounding may put an action a hair past a bound (SPEC.md: 1e-4 of the range); that is no fault."""
+    edge = 1.0 + 0.5e-4 * 2.0
+    decode(frame_of(action=arr(np.full((3, 2), edge)), prev_action=arr([-edge, 1.0])), BOUNDED)
+    decode(frame_of(action=arr(np.full((3, 2), 1.01))), Limits(obs_dim=4, act_dim=2))  # no bounds set: no check
+
+
+def test_an_int_where_a_float_belongs_is_accepted() -> None:
+    assert decode(frame_of(prev_reward=2)).prev_reward == 2.0  # type: ignore[union-attr]
+    assert decode(frame_of(EpisodeEnd("a", 0, "b", 0, 1.0, 5), **{"return": -3})).ret == -3.0  # type: ignore[union-attr]
+    with pytest.raises(ProtocolError, match="bad_type"):
+        decode(frame_of(episode=1.0))  # but never a float where an int belongs

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 
 import msgpack
 import numpy as np
@@ -106,3 +108,38 @@ def test_decode_of_a_bad_frame_names_a_reason() -> None:
         assert exc.reason == "dims_mismatch"
     else:
         raise AssertionError("a 5-wide observation passed a 3-wide learner")
+
+
+VECTORS = json.loads((Path(__file__).parent / "vectors" / "vectors.json").read_text())["learner"]
+
+
+def test_learner_books_the_vector_sequence_as_the_spec_says(procs: Procs, eps: dict[str, str]) -> None:
+    """tests/vectors' learner sequence (unknown sender and bot, out-of-order batches, a gap, an eval bot,
+    learner kinds on ingest, a refused hello, h0 of the wrong width, an action out of bounds, a new session)
+    against a real learner: rejects by reason, steps received and rejected, gaps, lost sequence numbers;
+    and the session id a JavaScript number holds exactly."""
+    run = VECTORS["run"]
+    learner = procs.learner(eps, "--obs-dim", str(run["obs_dim"]), "--act-dim", str(run["act_dim"]),
+                            "--act-low", str(run["act_low"][0]), "--act-high", str(run["act_high"][0]),
+                            "--hidden", str(run["hidden"]), "--fc", "4", "--learning-starts", "100000")
+    ctx = zmq.Context()
+    watch = Watch(eps["metrics"])
+    push = ctx.socket(zmq.PUSH)
+    push.setsockopt(zmq.LINGER, 0)
+    push.connect(eps["ingest"])
+    try:
+        watch.wait(lambda h: True, 60, "the learner to come up")
+        for frame in VECTORS["frames"]:
+            push.send(bytes.fromhex(frame["hex"]))
+        totals = VECTORS["totals"]
+        health = watch.wait(lambda h: h["rejects"] == totals["rejects"] and (actor_stats(h, "s1") or {}).get(
+            "received") == totals["received"], 30, f"the books of {totals}")
+        s1 = actor_stats(health, "s1")
+        assert s1 is not None
+        assert (s1["rejected"], s1["gaps"], s1["lost_msgs"]) == (totals["rejected"], totals["gaps"], totals["lost_msgs"])
+        assert 0 <= health["session"] <= 2**53 - 1
+        assert learner.poll() is None and procs.stop(learner) == 0
+    finally:
+        push.close(0)
+        ctx.term()
+        watch.close()

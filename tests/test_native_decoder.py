@@ -105,8 +105,9 @@ def agrees(frame: bytes, limits: Limits = DEFAULT_LIMITS) -> Experience | None:
     want = reference(frame, limits)
     try:
         got = codec._native_experience(frame, limits)
-    except ProtocolError as exc:  # only the configured-dims check may raise, and then the reference agrees
-        assert isinstance(want, ProtocolError) and want.reason == exc.reason == "dims_mismatch"
+    except ProtocolError as exc:  # only the run's checks (dims, bounds) may raise, and then the reference agrees
+        assert isinstance(want, ProtocolError) and want.reason == exc.reason
+        assert exc.reason in ("dims_mismatch", "out_of_bounds")
         return None
     if got is not None:
         assert not isinstance(want, ProtocolError), f"native accepted what the reference rejects: {want}"
@@ -194,13 +195,15 @@ def test_every_kind_of_damage_is_left_to_the_reference(msg: Experience, mutation
 
 
 @pytest.mark.parametrize("limits", [Limits(max_steps=2), Limits(max_dim=3), Limits(max_str=1),
-                                    Limits(obs_dim=5), Limits(act_dim=1)])
+                                    Limits(obs_dim=5), Limits(act_dim=1),
+                                    Limits(act_low=(-0.5, -0.5), act_high=(0.5, 0.5)),
+                                    Limits(act_low=(0.0, 1.5), act_high=(1.0, 2.0))])
 def test_limits_bind_the_native_path_as_they_bind_the_reference(limits: Limits) -> None:
     n = 3
     msg = Experience("ab", 0, "b", 0, 0, 1, np.ones((n, 4), np.float32), np.ones((n, 2), np.float32),
                      np.ones(n, np.float32), np.ones((n, 4), np.float32), np.zeros(n, bool), np.zeros(n, bool))
     frame = encode(msg)
-    assert agrees(frame, Limits(obs_dim=4, act_dim=2)) is not None
+    assert agrees(frame, Limits(obs_dim=4, act_dim=2, act_low=(0.0, 0.0), act_high=(1.0, 1.0))) is not None
     assert agrees(frame, limits) is None
     assert isinstance(reference(frame, limits), ProtocolError)
 
@@ -286,6 +289,7 @@ REJECTED: dict[str, Callable[[dict[str, Any]], Any]] = {
     "prev_reward_nan": _set("prev_reward", math.nan),
     "prev_reward_inf": _set("prev_reward", -math.inf),
     "prev_reward_str": _set("prev_reward", "0.5"),
+    "repeated_key": lambda o: [Pair(p) for p in o.items() if p[0] != "prev_reward"] + [Pair(("seq", 5))],
     "array_key_twice": _set("obs", lambda a: [Pair(("dtype", "f32")), Pair(("shape", a["shape"])),
                                               Pair(("shape", a["shape"]))]),
 }
@@ -294,7 +298,6 @@ LEFT_TO_PYTHON: dict[str, Callable[[dict[str, Any]], Any]] = {
     "unknown_array_key": _set("obs.order", "C"),
     "h0_c0": lambda o: {**o, "h0": _base_map()["prev_action"], "c0": _base_map()["prev_action"]},
     "int_prev_reward": _set("prev_reward", 1),
-    "repeated_key": lambda o: [Pair(p) for p in o.items() if p[0] != "prev_reward"] + [Pair(("seq", 5))],
 }
 
 

@@ -11,26 +11,64 @@ import numpy as np
 import pytest
 
 from actor.policy import LocalPolicy
-from protocol import KINDS, ProtocolError, Weights, decode
+from learner.ingest import LEARNER_REASONS
+from protocol import DEFAULT_LIMITS, KINDS, REASONS, Limits, ProtocolError, Weights, decode
+from protocol.codec import MAX_SAFE_INT
 from tests.vectors.generate import build, forward
 
 VECTORS = json.loads((Path(__file__).parent / "vectors" / "vectors.json").read_text())
 
 
-def test_vectors_cover_every_kind() -> None:
+def limits_of(vector: dict) -> Limits:
+    """The receiver a vector assumes: any dims by default, or the learner configuration under `run`."""
+    run = vector.get("run")
+    if run is None:
+        return DEFAULT_LIMITS
+    return Limits(obs_dim=run["obs_dim"], act_dim=run["act_dim"], state_dim=run["hidden"],
+                  act_low=tuple(run["act_low"]), act_high=tuple(run["act_high"]))
+
+
+def test_vectors_cover_every_kind_and_reason() -> None:
     assert {v["kind"] for v in VECTORS["valid"]} == set(KINDS)
+    learner = {f["outcome"] for f in VECTORS["learner"]["frames"]} - {"accepted"}
+    assert {v["reason"] for v in VECTORS["invalid"]} | learner == set(REASONS) | set(LEARNER_REASONS)
 
 
 @pytest.mark.parametrize("vector", VECTORS["valid"], ids=lambda v: v["name"])
 def test_valid_vector_decodes(vector: dict) -> None:
-    assert decode(bytes.fromhex(vector["hex"])).kind == vector["kind"]
+    assert decode(bytes.fromhex(vector["hex"]), limits_of(vector)).kind == vector["kind"]
 
 
 @pytest.mark.parametrize("vector", VECTORS["invalid"], ids=lambda v: v["name"])
 def test_invalid_vector_gets_its_reason(vector: dict) -> None:
     with pytest.raises(ProtocolError) as info:
-        decode(bytes.fromhex(vector["hex"]))
+        decode(bytes.fromhex(vector["hex"]), limits_of(vector))
     assert info.value.reason == vector["reason"]
+    if "run" in vector:  # a run's fault only: any-dims receivers take it
+        decode(bytes.fromhex(vector["hex"]))
+
+
+@pytest.mark.parametrize("frame", VECTORS["learner"]["frames"], ids=lambda v: v["name"])
+def test_learner_sequence_frames_decode(frame: dict) -> None:
+    """Each frame of the learner sequence decodes, or fails decoding, as its outcome says: a learner reason
+    means a valid frame that only the learner's memory rejects."""
+    if frame["outcome"] in ("accepted", *LEARNER_REASONS):
+        decode(bytes.fromhex(frame["hex"]), limits_of(VECTORS["learner"]))
+    else:
+        with pytest.raises(ProtocolError, match=frame["outcome"]):
+            decode(bytes.fromhex(frame["hex"]), limits_of(VECTORS["learner"]))
+
+
+def test_every_learner_integer_fits_a_javascript_number() -> None:
+    for vector in VECTORS["valid"]:
+        msg = decode(bytes.fromhex(vector["hex"]))
+        if msg.sender == "learner":
+            ints = [v for v in vars_of(msg) if type(v) is int] + list((getattr(msg, "per_sender", None) or {}).values())
+            assert all(0 <= v <= MAX_SAFE_INT for v in ints), vector["name"]
+
+
+def vars_of(msg: object) -> list[object]:
+    return [getattr(msg, name) for name in msg.__slots__]  # type: ignore[attr-defined]
 
 
 def test_committed_vectors_match_generator() -> None:
@@ -77,6 +115,15 @@ def _forward_weights() -> Weights:
     msg = decode(base64.b64decode(FORWARD["weights_frame_b64"]))
     assert isinstance(msg, Weights)
     return msg
+
+
+@pytest.mark.parametrize("msg", [_forward_weights(), decode(bytes.fromhex(next(
+    v["hex"] for v in VECTORS["valid"] if v["name"] == "weights")))],
+                         ids=["forward", "weights"])
+def test_weights_vectors_are_real_weights_frames(msg: Weights) -> None:
+    assert set(msg.arch) == ARCH_KEYS
+    assert msg.rev == hashlib.sha256(msg.params.astype("<f4").tobytes()).hexdigest()[:16]
+    LocalPolicy(msg)  # its layout is the network's, and params has the size it adds up to
 
 
 def test_forward_vector_is_a_real_weights_frame() -> None:

@@ -47,10 +47,44 @@ def valid() -> dict[str, bytes]:
         "episode_end": encode(EpisodeEnd("nim-bot-1", 9, "tank", 3, -12.5, 2, False)),
         "heartbeat": encode(Heartbeat("nim-bot-1", 10, 41, 3, 200, 0)),
         "bye": encode(Bye("nim-bot-1", 11, 200, 0)),
-        "weights": encode(Weights("learner", 5, 4, "00ff00ff00ff00ff", {"obs_dim": 2, "act_dim": 1, "hidden": 4},
-                                  np.arange(6, dtype=f32), 100)),
+        "weights": encode(Weights("learner", 5, 4, rev_of(params), WEIGHTS_ARCH.to_wire(), params, 100)),
         "progress": encode(Progress("learner", 6, 1000, 900, 1.0, 100, 4, 123456789)),
+        "progress_per_sender": encode(Progress("learner", 7, 1000, 900, 0.5, 100, 4, 2**53 - 1,
+                                               {"nim-bot-1": 990, "nim-bot-2": 10})),
+        "hello_minimal_unicode": encode(Hello("nim-bot-é", 0, "é" * 256, 2, 1, np.full(2, -np.inf, f32),
+                                              np.full(2, np.inf, f32), np.array([-2], f32), np.array([2], f32))),
+        "episode_start_numeric_opponent": _patched(EpisodeStart("nim-bot-1", 2, "tank", 4), opponent=17),
+        "episode_start_no_opponent": _patched(EpisodeStart("nim-bot-1", 2, "tank", 4), opponent=None),
+        "episode_end_int_return": _patched(EpisodeEnd("nim-bot-1", 9, "tank", 3, 0.0, 2, True), **{"return": -12}),
+        "experience_wide_ints_reordered": _reordered(encode(exp)),
     }
+
+
+WEIGHTS_ARCH = Arch(obs_dim=2, act_dim=1, hidden=2, fc=2, act_low=(-2.0,), act_high=(2.0,))
+"""The weights vector's network: as small as a real one gets (P = 47 floats)."""
+params = (np.arange(sum(int(np.prod(s)) for _, s in actor_layout(WEIGHTS_ARCH))) / 16 - 1).astype(np.float32)
+
+
+def _patched(msg: object, **changes: object) -> bytes:
+    """The frame of `msg` with keys replaced (None: removed), packed as our encoder packs."""
+    obj = dict(msg) if isinstance(msg, dict) else msgpack.unpackb(encode(msg))  # type: ignore[arg-type]
+    for key, value in changes.items():
+        if value is None:
+            obj.pop(key)
+        else:
+            obj[key] = value
+    return msgpack.packb(obj, use_bin_type=True)
+
+
+def _reordered(frame: bytes) -> bytes:
+    """The same message with its keys in reverse order and every top-level uint as a uint64 (0xcf): valid,
+    since the encoding is not canonical (SPEC.md, Encoding)."""
+    obj = msgpack.unpackb(frame)
+    out = bytearray(b"\xde" + len(obj).to_bytes(2, "big"))
+    for key, value in reversed(list(obj.items())):
+        out += msgpack.packb(key)
+        out += b"\xcf" + value.to_bytes(8, "big") if type(value) is int else msgpack.packb(value, use_bin_type=True)
+    return bytes(out)
 
 
 def invalid() -> dict[str, tuple[bytes, str]]:
@@ -89,16 +123,173 @@ def invalid() -> dict[str, tuple[bytes, str]]:
         "bool_byte_2": (mutated(truncated=_arr("bool", [2], b"\x00\x02")), "bad_value"),
         "empty_sender": (mutated(sender=""), "bad_value"),
         "long_bot_name": (mutated(bot="x" * 300), "too_large"),
-        "ext_type": (mutated(version=msgpack.ExtType(1, b"x")), "bad_type"),
+        "ext_type": (mutated(version=msgpack.ExtType(1, b"x")), "undecodable"),
+        "ext_in_unknown_key": (mutated(future=msgpack.ExtType(7, b"")), "undecodable"),
+        "duplicate_key": (_duplicate(mutated(), "t0", 5), "undecodable"),
+        "bin_map_key": (mutated(future=1).replace(b"\xa6future", b"\xc4\x06future"), "undecodable"),
+        "several_faults_version_wins": (mutated(v=2, reward=None, obs=_arr("f32", [2, 2], nan)), "bad_version"),
+        "several_faults_missing_before_nan": (mutated(reward=None, obs=_arr("f32", [2, 2], nan)), "missing_field"),
+        "episode_as_float": (mutated(episode=3.0), "bad_type"),
+        "sender_257_chars": (mutated(sender="s" * 257), "too_large"),
+        "batch_4097_steps": (_steps(4097, obs_dim=1), "too_large"),
+        "empty_batch": (_steps(0), "bad_shape"),
+        "negative_shape_entry": (mutated(reward=_arr("f32", [-2], b"")), "bad_shape"),
+        "h0_without_c0": (mutated(h0=_arr("f32", [4], bytes(16))), "bad_shape"),
+        "h0_c0_widths_differ": (mutated(h0=_arr("f32", [4], bytes(16)), c0=_arr("f32", [3], bytes(12))), "bad_shape"),
+        "prev_reward_nan": (mutated(prev_reward=float("nan")), "non_finite"),
+        "hello_missing_act_high": (hello(act_high=None), "missing_field"),
+        "hello_obs_dim_65537": (hello(obs_dim=65537), "too_large"),
+        "hello_obs_dim_0": (hello(obs_dim=0), "bad_value"),
+        "hello_obs_low_wrong_width": (hello(obs_low=_arr("f32", [1], bytes(4))), "bad_shape"),
+        "hello_obs_high_nan": (hello(obs_high=_arr("f32", [2], nan[:8])), "non_finite"),
+        "hello_act_bounds_inverted": (hello(act_low=_arr("f32", [1], f32s(2)), act_high=_arr("f32", [1], f32s(-2))),
+                                      "bad_value"),
+        "hello_act_low_infinite": (hello(act_low=_arr("f32", [1], f32s(-np.inf))), "non_finite"),
+        "hello_eval_as_int": (hello(eval=1), "bad_type"),
+        "hello_software_257_chars": (hello(software="v" * 257), "too_large"),
+        "episode_start_missing_episode": (_patched(EpisodeStart("nim-bot-1", 1, "tank", 3, "x"), episode=None),
+                                          "missing_field"),
+        "episode_start_opponent_list": (_patched(EpisodeStart("nim-bot-1", 1, "tank", 3, "x"), opponent=["x"]),
+                                        "bad_type"),
+        "episode_end_return_nan": (_patched(EpisodeEnd("nim-bot-1", 9, "tank", 3, 1.0, 2), **{"return": float("nan")}),
+                                   "non_finite"),
+        "episode_end_missing_length": (_patched(EpisodeEnd("nim-bot-1", 9, "tank", 3, 1.0, 2), length=None),
+                                       "missing_field"),
+        "episode_end_negative_length": (_patched(EpisodeEnd("nim-bot-1", 9, "tank", 3, 1.0, 2), length=-1), "bad_value"),
+        "heartbeat_missing_dropped": (_patched(Heartbeat("nim-bot-1", 10, 41, 3, 200, 0), dropped=None),
+                                      "missing_field"),
+        "heartbeat_round_as_float": (_patched(Heartbeat("nim-bot-1", 10, 41, 3, 200, 0), round=41.0), "bad_type"),
+        "bye_missing_sent": (_patched(Bye("nim-bot-1", 11, 200, 0), sent=None), "missing_field"),
+        "progress_utd_zero": (_patched(Progress("learner", 6, 1000, 900, 1.0, 100, 4, 1), utd=0.0), "bad_value"),
+        "weights_arch_not_a_map": (_patched(msgpack.unpackb(valid()["weights"]), arch=[1]), "bad_type"),
     }
 
 
+def f32s(*values: float) -> bytes:
+    return np.array(values, np.float32).tobytes()
+
+
+def hello(**changes: object) -> bytes:
+    return _patched(msgpack.unpackb(valid()["hello"]), **changes)
+
+
+def _duplicate(frame: bytes, key: str, value: object) -> bytes:
+    """`frame` (a fixmap of at most 14 entries) with `key` written a second time."""
+    return bytes([frame[0] + 1]) + frame[1:] + msgpack.packb(key) + msgpack.packb(value)
+
+
+def _steps(n: int, obs_dim: int = 2) -> bytes:
+    """An otherwise valid batch of n steps, act_dim 1 (n = 0 and n > 4096 are faults)."""
+    f32 = np.float32
+    return encode(Experience("nim-bot-1", 12, "tank", 4, 0, 12, np.zeros((n, obs_dim), f32), np.zeros((n, 1), f32),
+                             np.zeros(n, f32), np.zeros((n, obs_dim), f32), np.zeros(n, bool), np.zeros(n, bool)))
+
+
+RUN = {"obs_dim": 2, "act_dim": 1, "act_low": [-2.0], "act_high": [2.0], "hidden": 4}
+"""The run the `run_invalid` and `learner` vectors assume (the learner's configuration)."""
+
+
+def run_invalid() -> dict[str, tuple[bytes, str]]:
+    """Valid frames that a learner configured as RUN must still reject (decode with its limits)."""
+    f32 = np.float32
+    base = msgpack.unpackb(valid()["experience"])
+    three = msgpack.unpackb(valid()["hello"])
+    three.update(obs_dim=3, obs_low=_arr("f32", [3], bytes(12)), obs_high=_arr("f32", [3], f32s(1, 1, 1)))
+    return {
+        "experience_obs_dim_3": (_steps_of(3, 1), "dims_mismatch"),
+        "experience_act_dim_2": (_steps_of(2, 2), "dims_mismatch"),
+        "hello_obs_dim_3": (msgpack.packb(three, use_bin_type=True), "dims_mismatch"),
+        "h0_width_5": (msgpack.packb({**base, "h0": _arr("f32", [5], bytes(20)), "c0": _arr("f32", [5], bytes(20))},
+                                     use_bin_type=True), "dims_mismatch"),
+        "action_above_high": (msgpack.packb({**base, "action": _arr("f32", [2, 1], f32s(2.001, 0))}, use_bin_type=True),
+                              "out_of_bounds"),
+        "prev_action_below_low": (msgpack.packb({**base, "t0": 2, "prev_action": _arr("f32", [1], f32s(-2.5))},
+                                                use_bin_type=True), "out_of_bounds"),
+        "_valid_action_within_tolerance": (msgpack.packb({**base, "action": _arr("f32", [2, 1], np.array(
+            [2.0002, -2.0002], f32).tobytes())}, use_bin_type=True), ""),
+    }
+
+
+def _with(frame: bytes, **changes: object) -> bytes:
+    return msgpack.packb({**msgpack.unpackb(frame), **changes}, use_bin_type=True)
+
+
+def _steps_of(obs_dim: int, act_dim: int) -> bytes:
+    f32 = np.float32
+    return encode(Experience("nim-bot-1", 12, "tank", 4, 0, 12, np.zeros((2, obs_dim), f32), np.zeros((2, act_dim), f32),
+                             np.zeros(2, f32), np.zeros((2, obs_dim), f32), np.zeros(2, bool), np.zeros(2, bool)))
+
+
+def learner_frames() -> list[tuple[str, bytes, str]]:
+    """Frames sent in this order to one learner configured as RUN: each one's outcome ("accepted" or the
+    reason it is rejected for). The learner-side reasons need a learner's memory of what came before."""
+    f32 = np.float32
+    one = np.ones(1, f32)
+
+    def batch(seq: int, bot: str, episode: int, t0: int, sender: str = "s1") -> bytes:
+        return encode(Experience(sender, seq, bot, episode, t0, 0, np.full((2, 2), 0.5, f32), np.zeros((2, 1), f32),
+                                 np.ones(2, f32), np.full((2, 2), 0.5, f32), np.zeros(2, bool), np.zeros(2, bool)))
+
+    def hi(seq: int, bot: str, low: float = -2.0, evaluating: bool = False, sender: str = "s1") -> bytes:
+        return encode(Hello(sender, seq, bot, 2, 1, -np.ones(2, f32), np.ones(2, f32), low * one, 2 * one,
+                            "vectors", evaluating))
+
+    learner_only = msgpack.unpackb(valid()["progress"])
+    return [
+        ("experience_before_hello", batch(0, "tank", 3, 0), "unknown_sender"),
+        ("hello", hi(0, "tank"), "accepted"),
+        ("first_batch", batch(1, "tank", 3, 0), "accepted"),
+        ("same_steps_again", batch(2, "tank", 3, 0), "out_of_order"),
+        ("overlapping_steps", batch(3, "tank", 3, 1), "out_of_order"),
+        ("skips_ahead_a_gap", batch(4, "tank", 3, 5), "accepted"),
+        ("earlier_episode", batch(5, "tank", 2, 100), "out_of_order"),
+        ("next_episode", batch(6, "tank", 4, 0), "accepted"),
+        ("bot_without_hello", batch(7, "other", 0, 0), "unknown_sender"),
+        ("hello_with_other_bounds", hi(8, "odd", low=-1.0), "bounds_mismatch"),
+        ("bot_whose_hello_was_refused", batch(9, "odd", 0, 0), "unknown_sender"),
+        ("eval_hello", hi(10, "judge", evaluating=True), "accepted"),
+        ("experience_from_eval_bot", batch(11, "judge", 0, 0), "eval_experience"),
+        ("weights_on_ingest", _patched(msgpack.unpackb(valid()["weights"]), sender="s1", seq=12), "wrong_direction"),
+        ("progress_on_ingest", msgpack.packb({**learner_only, "sender": "s1", "seq": 13}), "wrong_direction"),
+        ("heartbeat", encode(Heartbeat("s1", 14, 1, 0, 14, 0)), "accepted"),
+        ("h0_width_5", _with(batch(15, "tank", 5, 0), h0=_arr("f32", [5], bytes(20)), c0=_arr("f32", [5], bytes(20))),
+         "dims_mismatch"),
+        ("action_out_of_bounds", _with(batch(16, "tank", 5, 0), action=_arr("f32", [2, 1], f32s(0, 3))),
+         "out_of_bounds"),
+        ("heartbeat_after_two_rejects", encode(Heartbeat("s1", 17, 2, 0, 18, 0)), "accepted"),
+        ("new_session_hello", hi(0, "tank"), "accepted"),
+        ("episode_0_after_new_session", batch(1, "tank", 0, 0), "accepted"),
+    ]
+
+
 def build() -> dict:
+    run = run_invalid()
+    frames = learner_frames()
+    outcomes = [outcome for _, _, outcome in frames]
+    steps = [(outcome, len(m["reward"]["data"]) // 4) for _, frame, outcome in frames
+             if (m := msgpack.unpackb(frame))["kind"] == "experience"]
     return {
         "protocol_version": 1,
+        "spec_version": "1.1",
         "valid": [{"name": name, "kind": msgpack.unpackb(frame)["kind"], "hex": frame.hex()}
-                  for name, frame in valid().items()],
-        "invalid": [{"name": name, "reason": reason, "hex": frame.hex()} for name, (frame, reason) in invalid().items()],
+                  for name, frame in valid().items()]
+        + [{"name": name[1:], "kind": "experience", "hex": frame.hex(), "run": RUN}
+           for name, (frame, _) in run.items() if name.startswith("_")],
+        "invalid": [{"name": name, "reason": reason, "hex": frame.hex()} for name, (frame, reason) in invalid().items()]
+        + [{"name": name, "reason": reason, "hex": frame.hex(), "run": RUN}
+           for name, (frame, reason) in run.items() if not name.startswith("_")],
+        "learner": {
+            "note": "Send these frames in order, from one PUSH socket, to a learner configured as `run` (obs_dim, "
+                    "act_dim, act_low, act_high; hidden is H). Each frame's outcome is `accepted` or the reason it "
+                    "is rejected for; `totals` is what the learner's books then show for sender s1 (the two frames that "
+                    "fail decoding count as rejected steps and as lost sequence numbers).",
+            "run": RUN,
+            "frames": [{"name": name, "outcome": outcome, "hex": frame.hex()} for name, frame, outcome in frames],
+            "totals": {"rejects": {r: outcomes.count(r) for r in sorted(set(outcomes) - {"accepted"})},
+                       "received": sum(n for outcome, n in steps if outcome == "accepted"),
+                       "rejected": sum(n for outcome, n in steps if outcome != "accepted"), "gaps": 2,
+                       "lost_msgs": 2},
+        },
     }
 
 
