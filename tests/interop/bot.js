@@ -53,6 +53,7 @@ class Link {
   constructor(endpoint, sender) {
     this.sender = sender;
     this.seq = 0;
+    this.hellos = 0;
     this.sent = 0; // experience steps handed to the socket
     this.dropped = 0; // experience steps the full queue refused
     this.msgs = { sent: 0, dropped: 0 };
@@ -63,6 +64,7 @@ class Link {
   /** Sends one message (seq taken whether or not it goes out); true when queued. */
   async send(kind, fields, steps = 0) {
     const frame = encode({ v: 1, kind, sender: this.sender, seq: this.seq++, ...fields });
+    if (kind === 'hello') this.hellos += 1;
     try {
       await this.socket.send(frame);
     } catch (err) {
@@ -79,7 +81,8 @@ class Link {
 
 /** The weights SUB socket: the newest good policy, the learner's session, rejects by reason. */
 class Inbox {
-  constructor(endpoint) {
+  constructor(endpoint, env) {
+    this.env = env;
     this.latest = null; // {policy, frame}
     this.versionsSeen = [];
     this.rejects = {};
@@ -116,7 +119,15 @@ class Inbox {
 
   takeWeights(msg, frame) {
     if (this.latest && msg.version <= this.latest.policy.version) return; // a re-publish, or late
-    this.latest = { policy: new Policy(msg), frame: Buffer.from(frame).toString('base64') };
+    const policy = new Policy(msg);
+    const { env } = this;
+    if (policy.D !== env.obsDim || policy.A !== env.actDim) {
+      throw new ProtocolError('dims_mismatch', `weights for D=${policy.D}, A=${policy.A}`);
+    }
+    if (String(policy.low) !== String(env.actLow) || String(policy.high) !== String(env.actHigh)) {
+      throw new ProtocolError('bad_value', `weights for action bounds ${policy.low}..${policy.high}`);
+    }
+    this.latest = { policy, frame: Buffer.from(frame).toString('base64') };
     this.versionsSeen.push(msg.version);
   }
 
@@ -137,7 +148,7 @@ class Bot {
     this.opts = opts;
     this.env = new DriftEnv();
     this.link = new Link(opts.ingest, opts.sender);
-    this.inbox = new Inbox(opts.weights);
+    this.inbox = new Inbox(opts.weights, this.env);
     this.noise = normals(opts.seed);
     this.steps = 0;
     this.episodes = 0;
@@ -259,6 +270,7 @@ class Bot {
     const progress = inbox.progress;
     return {
       sender: link.sender, bot: BOT, steps: this.steps, sent: link.sent, dropped: link.dropped, msgs: link.msgs,
+      hellos: link.hellos,
       episodes: this.episodes, versions_seen: inbox.versionsSeen, rejects: inbox.rejects,
       learner_saw: progress?.per_sender?.[link.sender] ?? null,
       act_low: this.env.actLow, act_high: this.env.actHigh, frames: this.frames, log: this.log,

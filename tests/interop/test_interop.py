@@ -8,15 +8,17 @@ import base64
 import json
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+import zmq
 
 from actor.policy import LocalPolicy
-from protocol import Weights, decode
+from protocol import Experience, Hello, Progress, Weights, decode, encode
 from tests.procs import Procs, Watch, actor_stats
 
 HERE = Path(__file__).resolve().parent
@@ -109,3 +111,46 @@ def test_js_bot_trains_with_a_real_learner(node: str, procs: Procs, eps: dict[st
     assert stats["episodes"] == report["episodes"] == len(report["log"]) > 10, stats
     assert report["rejects"] == {}, "the bot refused a frame from the learner"
     assert replay(report) == STEPS
+
+
+def test_js_bot_says_hello_again_when_the_learner_restarts(node: str, tmp_path: Path) -> None:
+    """A stand-in learner: forward.json's weights, then a new `session` once experience flows. Every
+    frame the bot sends must decode with our codec, and a hello must follow the session change."""
+    frame = base64.b64decode(json.loads((VECTORS / "forward.json").read_text())["weights_frame_b64"])
+    ctx = zmq.Context()
+    pull, pub = ctx.socket(zmq.PULL), ctx.socket(zmq.PUB)
+    ingest = pull.bind_to_random_port("tcp://127.0.0.1")
+    weights = pub.bind_to_random_port("tcp://127.0.0.1")
+    bot = subprocess.Popen([node, "bot.js", "--ingest", f"tcp://127.0.0.1:{ingest}", "--weights",
+                            f"tcp://127.0.0.1:{weights}", "--sender", "js-2", "--steps", "600", "--pace-ms", "20",
+                            "--report", str(tmp_path / "bot.json")],
+                           cwd=HERE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen: list[Any] = []
+    session, restarted_at, seq = 2**53 - 2, None, 0
+    try:
+        deadline = time.monotonic() + 30
+        while bot.poll() is None and time.monotonic() < deadline:
+            seq += 2
+            pub.send_multipart([b"weights", frame])
+            pub.send_multipart([b"progress", encode(Progress("learner", seq, received=0, grad_steps=0, utd=1.0,
+                                                             learning_starts=0, version=1, session=session))])
+            while pull.poll(20):
+                seen.append(decode(pull.recv()))
+            if restarted_at is None and any(isinstance(m, Experience) for m in seen):
+                session, restarted_at = session + 1, len(seen)
+        out, err = bot.communicate(timeout=10)
+        while pull.poll(200):
+            seen.append(decode(pull.recv()))
+    finally:
+        if bot.poll() is None:
+            bot.kill()
+            bot.wait()
+        pull.close(0)
+        pub.close(0)
+        ctx.term()
+    assert bot.returncode == 0, f"{out}\n{err}"
+    assert restarted_at is not None, "no experience reached the stand-in learner"
+    hellos = [i for i, m in enumerate(seen) if isinstance(m, Hello)]
+    assert hellos and hellos[-1] >= restarted_at, f"no hello after the session changed: {hellos}, {restarted_at}"
+    assert "learner restarted" in err
+    assert sum(m.steps for m in seen if isinstance(m, Experience)) == 600
