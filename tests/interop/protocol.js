@@ -6,7 +6,7 @@
  * JavaScript has one number type, so the encoder is told each field's msgpack type (a float
  * field must go out as a float even when its value is whole, an int field as an int).
  */
-const { Decoder, Encoder, ExtData } = require('@msgpack/msgpack');
+const { Decoder, Encoder } = require('@msgpack/msgpack');
 
 const VERSION = 1;
 const MAX_ID = 256;
@@ -131,7 +131,7 @@ class Float {
 
 /**
  * @msgpack/msgpack's decoder, told to keep what the SPEC needs and plain JavaScript loses: floats
- * stay marked (Float), a repeated map key and a non-string key are errors, ext types are marked.
+ * stay marked (Float); a repeated map key, a non-string key and any extension type are undecodable.
  * The overridden methods are the pinned 3.1.x decoder's own; SELF_TEST below fails loudly if they move.
  */
 class WireDecoder extends Decoder {
@@ -146,6 +146,8 @@ class WireDecoder extends Decoder {
     });
   }
 
+  decodeExtension() { return fail('undecodable', 'a msgpack extension type'); }
+
   readF32() { return new Float(super.readF32()); }
 
   readF64() { return new Float(super.readF64()); }
@@ -154,21 +156,13 @@ class WireDecoder extends Decoder {
 const decoder = new WireDecoder();
 
 const isMap = (x) => x !== null && typeof x === 'object' && !Array.isArray(x) && !(x instanceof Uint8Array)
-  && !(x instanceof ExtData) && !(x instanceof Date) && !(x instanceof Float);
+  && !(x instanceof Float);
 
 /** A whole-number value as a Number when it fits exactly, else the BigInt. */
 const normInt = (x) => (typeof x === 'bigint' && x >= -BigInt(Number.MAX_SAFE_INTEGER)
   && x <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(x) : x);
 
 const isInt = (x) => typeof x === 'bigint' || (typeof x === 'number' && Number.isInteger(x));
-
-/** Any extension type anywhere (msgpack ext, or the timestamp ext the library turns into a Date). */
-function hasExt(x) {
-  if (x instanceof ExtData || x instanceof Date) return true;
-  if (Array.isArray(x)) return x.some(hasExt);
-  if (isMap(x)) return Object.values(x).some(hasExt);
-  return false;
-}
 
 function checkId(key, x) {
   if (typeof x !== 'string') fail('bad_type', `${key} is not a string`);
@@ -308,7 +302,6 @@ function decode(bytes, run = null) {
     fail('undecodable', err.message);
   }
   if (!isMap(raw)) fail('undecodable', 'the top level is not a map');
-  if (hasExt(raw)) fail('bad_type', 'a msgpack extension type');
   if (!('v' in raw)) fail('missing_field', 'v');
   if (!isInt(raw.v)) fail('bad_type', 'v is not an integer');
   if (normInt(raw.v) !== VERSION) fail('bad_version', `v = ${raw.v}`);
