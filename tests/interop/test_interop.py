@@ -107,7 +107,7 @@ def test_js_bot_trains_with_a_real_learner(node: str, procs: Procs, eps: dict[st
     assert stats["sent"] == report["sent"] and stats["dropped"] == report["dropped"], stats
     assert stats["received"] == report["sent"] and stats["rejected"] == 0, stats
     assert not any(health["rejects"].values()), health["rejects"]
-    assert stats["lost_msgs"] == 0 and stats["late_msgs"] == 0, stats
+    assert stats["lost_msgs"] == 0 and stats["late_msgs"] == 0 and stats.get("gaps", 0) == 0, stats
     assert stats["episodes"] == report["episodes"] == len(report["log"]) > 10, stats
     assert report["rejects"] == {}, "the bot refused a frame from the learner"
     assert replay(report) == STEPS
