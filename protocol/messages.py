@@ -12,7 +12,9 @@ from typing import Any, ClassVar, Union
 import numpy as np
 
 PROTOCOL_VERSION = 1
-"""Bumped on any change an old peer could misread; see SPEC.md, Versioning."""
+"""The wire version `v`: bumped on any change an old peer could misread; see SPEC.md, Versioning."""
+SPEC_VERSION = "1.1"
+"""The documented version: minor versions keep `v` and accept what a correct sender of an earlier one sends."""
 
 
 @dataclass(slots=True)
@@ -152,6 +154,6 @@ KINDS: dict[str, type] = {
 }
 
 __all__ = [
-    "PROTOCOL_VERSION", "Hello", "Experience", "EpisodeStart", "EpisodeEnd", "Heartbeat", "Bye",
+    "PROTOCOL_VERSION", "SPEC_VERSION", "Hello", "Experience", "EpisodeStart", "EpisodeEnd", "Heartbeat", "Bye",
     "Weights", "Progress", "Message", "KINDS",
 ]

@@ -14,6 +14,7 @@ from actor.policy import LocalPolicy
 from learner.ingest import LEARNER_REASONS
 from protocol import DEFAULT_LIMITS, KINDS, REASONS, Limits, ProtocolError, Weights, decode
 from protocol.codec import MAX_SAFE_INT
+from protocol.messages import PROTOCOL_VERSION
 from tests.vectors.generate import build, forward
 
 VECTORS = json.loads((Path(__file__).parent / "vectors" / "vectors.json").read_text())
@@ -159,3 +160,9 @@ def test_every_input_of_the_forward_vector_matters(drop: str) -> None:
 
 def test_forward_vector_matches_generator() -> None:
     assert forward() == FORWARD, "run `python -m tests.vectors.generate` after a deliberate change"
+
+
+def test_the_spec_states_the_version_the_vectors_carry() -> None:
+    spec = (Path(__file__).parent.parent / "protocol" / "SPEC.md").read_text()
+    assert spec.startswith(f"# saclstm wire protocol, version {VECTORS['spec_version']}\n")
+    assert VECTORS["protocol_version"] == PROTOCOL_VERSION

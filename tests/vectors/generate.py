@@ -20,6 +20,7 @@ import numpy as np
 from actor.policy import LocalPolicy
 from protocol import Bye, EpisodeEnd, EpisodeStart, Experience, Heartbeat, Hello, Progress, Weights, decode, encode
 from protocol.arch import Arch, actor_layout
+from protocol.messages import SPEC_VERSION
 
 HERE = Path(__file__).parent
 
@@ -270,7 +271,7 @@ def build() -> dict:
              if (m := msgpack.unpackb(frame))["kind"] == "experience"]
     return {
         "protocol_version": 1,
-        "spec_version": "1.1",
+        "spec_version": SPEC_VERSION,
         "valid": [{"name": name, "kind": msgpack.unpackb(frame)["kind"], "hex": frame.hex()}
                   for name, frame in valid().items()]
         + [{"name": name[1:], "kind": "experience", "hex": frame.hex(), "run": RUN}
