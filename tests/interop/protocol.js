@@ -155,6 +155,20 @@ class WireDecoder extends Decoder {
 
 const decoder = new WireDecoder();
 
+/** SELF_TEST: the hooks above still take (a float stays a Float, a repeated key throws). */
+(function selfTest() {
+  const float = decoder.decode(Uint8Array.of(0xcb, 0x3f, 0xf0, 0, 0, 0, 0, 0, 0));
+  let repeated = null;
+  try {
+    decoder.decode(Uint8Array.of(0x82, 0xa1, 0x61, 0x01, 0xa1, 0x61, 0x02));
+  } catch (err) {
+    repeated = err;
+  }
+  if (!(float instanceof Float) || !(repeated instanceof ProtocolError)) {
+    throw new Error('@msgpack/msgpack changed inside: WireDecoder\'s hooks no longer take (see package-lock.json)');
+  }
+}());
+
 const isMap = (x) => x !== null && typeof x === 'object' && !Array.isArray(x) && !(x instanceof Uint8Array)
   && !(x instanceof Float);
 
