@@ -1,7 +1,8 @@
 'use strict';
 /**
- * The saclstm wire protocol as protocol/SPEC.md states it: msgpack maps, typed arrays, one
- * rejection reason per bad frame. Written from the SPEC and the test vectors alone.
+ * The saclstm wire protocol as protocol/SPEC.md (1.1) states it: msgpack maps, typed arrays, and
+ * one rejection reason per bad frame, the first fault found in the SPEC's order. Written from the
+ * SPEC and the test vectors alone.
  *
  * JavaScript has one number type, so the encoder is told each field's msgpack type (a float
  * field must go out as a float even when its value is whole, an int field as an int).
@@ -12,6 +13,10 @@ const VERSION = 1;
 const MAX_ID = 256;
 const MAX_STEPS = 4096;
 const MAX_DIM = 65536;
+const MAX_FRAME = 64 * 1024 * 1024; // the learner's default max_message_bytes
+const MAX_ARCH_KEYS = 64;
+const MAX_PER_SENDER = 100000;
+const SESSION_LIMIT = 2 ** 53;
 const ITEMSIZE = { f32: 4, f64: 8, i32: 4, i64: 8, u8: 1, bool: 1 };
 const KINDS = ['hello', 'experience', 'episode_start', 'episode_end', 'heartbeat', 'bye', 'weights', 'progress'];
 
@@ -37,12 +42,16 @@ const COMMON = [['v', T.int, true], ['kind', T.str, true], ['sender', T.id, true
 
 const arr = (dtype, rank, finite, extra = {}) => ({ dtype, rank, finite, ...extra });
 
-/** Per kind, the fields of SPEC.md's tables (after the common ones), in table order. */
+/**
+ * Per kind, the fields of SPEC.md's tables (after the common ones), in table order: the order
+ * faults are looked for. `finite` arrays are checked for NaN/infinity after every field (step 5);
+ * `obs_low`/`obs_high` (no NaN) with the checks across fields (step 6).
+ */
 const SCHEMA = {
   hello: [
     ['bot', T.id, true], ['obs_dim', T.uint, true, { min: 1, max: MAX_DIM }],
     ['act_dim', T.uint, true, { min: 1, max: MAX_DIM }],
-    ['obs_low', T.array, true, arr('f32', 1, 'no_nan')], ['obs_high', T.array, true, arr('f32', 1, 'no_nan')],
+    ['obs_low', T.array, true, arr('f32', 1)], ['obs_high', T.array, true, arr('f32', 1)],
     ['act_low', T.array, true, arr('f32', 1, 'finite')], ['act_high', T.array, true, arr('f32', 1, 'finite')],
     ['software', T.str, false, { max: MAX_ID }], ['eval', T.bool, false],
   ],
@@ -62,13 +71,13 @@ const SCHEMA = {
   heartbeat: [['round', T.uint, true], ['episodes', T.uint, true], ['sent', T.uint, true], ['dropped', T.uint, true]],
   bye: [['sent', T.uint, true], ['dropped', T.uint, true]],
   weights: [
-    ['version', T.uint, true], ['rev', T.str, true], ['arch', T.map, true],
-    ['params', T.array, true, arr('f32', 1, 'finite')], ['grad_steps', T.uint, true],
+    ['version', T.uint, true], ['rev', T.str, true, { max: MAX_ID }], ['arch', T.map, true],
+    ['params', T.array, true, arr('f32', 1, 'finite')], ['grad_steps', T.uint, false],
   ],
   progress: [
     ['received', T.uint, true], ['grad_steps', T.uint, true], ['utd', T.float, true, { finite: true, positive: true }],
-    ['learning_starts', T.uint, true], ['version', T.uint, true], ['per_sender', T.uintMap, false],
-    ['session', T.uint, true],
+    ['learning_starts', T.uint, true], ['version', T.uint, true],
+    ['session', T.uint, true, { below: SESSION_LIMIT }], ['per_sender', T.uintMap, false],
   ],
 };
 
@@ -131,9 +140,12 @@ class Float {
 
 /**
  * @msgpack/msgpack's decoder, told to keep what the SPEC needs and plain JavaScript loses: floats
- * stay marked (Float); a repeated map key, a non-string key and any extension type are undecodable.
+ * stay marked (Float); a repeated map key, a non-string key, any extension type and invalid UTF-8
+ * are undecodable.
  * The overridden methods are the pinned 3.1.x decoder's own; SELF_TEST below fails loudly if they move.
  */
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
 class WireDecoder extends Decoder {
   constructor() {
     super({
@@ -148,6 +160,15 @@ class WireDecoder extends Decoder {
 
   decodeExtension() { return fail('undecodable', 'a msgpack extension type'); }
 
+  decodeUtf8String(byteLength, headerOffset) {
+    super.decodeUtf8String(byteLength, headerOffset); // the library's decoding replaces invalid UTF-8 silently
+    try {
+      return strictUtf8.decode(this.bytes.subarray(this.pos - byteLength, this.pos));
+    } catch {
+      return fail('undecodable', 'a string that is not valid UTF-8');
+    }
+  }
+
   readF32() { return new Float(super.readF32()); }
 
   readF64() { return new Float(super.readF64()); }
@@ -155,16 +176,20 @@ class WireDecoder extends Decoder {
 
 const decoder = new WireDecoder();
 
-/** SELF_TEST: the hooks above still take (a float stays a Float, a repeated key throws). */
+/** SELF_TEST: the hooks above still take (a float stays a Float; a repeated key, bad UTF-8 throw). */
 (function selfTest() {
   const float = decoder.decode(Uint8Array.of(0xcb, 0x3f, 0xf0, 0, 0, 0, 0, 0, 0));
-  let repeated = null;
-  try {
-    decoder.decode(Uint8Array.of(0x82, 0xa1, 0x61, 0x01, 0xa1, 0x61, 0x02));
-  } catch (err) {
-    repeated = err;
-  }
-  if (!(float instanceof Float) || !(repeated instanceof ProtocolError)) {
+  const refused = (bytes) => {
+    try {
+      decoder.decode(bytes);
+    } catch (err) {
+      return err instanceof ProtocolError;
+    }
+    return false;
+  };
+  const repeated = refused(Uint8Array.of(0x82, 0xa1, 0x61, 0x01, 0xa1, 0x61, 0x02));
+  const badUtf8 = refused(Uint8Array.of(0xa2, 0xc3, 0x28));
+  if (!(float instanceof Float) || !repeated || !badUtf8) {
     throw new Error('@msgpack/msgpack changed inside: WireDecoder\'s hooks no longer take (see package-lock.json)');
   }
 }());
@@ -178,10 +203,17 @@ const normInt = (x) => (typeof x === 'bigint' && x >= -BigInt(Number.MAX_SAFE_IN
 
 const isInt = (x) => typeof x === 'bigint' || (typeof x === 'number' && Number.isInteger(x));
 
-function checkId(key, x) {
+const codePoints = (x) => [...x].length;
+
+function checkStr(key, x, max = Infinity) {
   if (typeof x !== 'string') fail('bad_type', `${key} is not a string`);
+  if (codePoints(x) > max) fail('too_large', `${key} is over ${max} characters`);
+  return x;
+}
+
+function checkId(key, x) {
+  checkStr(key, x, MAX_ID);
   if (x.length === 0) fail('bad_value', `${key} is empty`);
-  if ([...x].length > MAX_ID) fail('too_large', `${key} is longer than ${MAX_ID} characters`);
   return x;
 }
 
@@ -191,26 +223,47 @@ function checkUint(key, x, opts = {}) {
   if (x < 0) fail('bad_value', `${key} is negative`);
   if (opts.min !== undefined && x < opts.min) fail('bad_value', `${key} = ${x} is below ${opts.min}`);
   if (opts.max !== undefined && x > opts.max) fail('too_large', `${key} = ${x} is above ${opts.max}`);
+  if (opts.below !== undefined && x >= opts.below) fail('bad_value', `${key} = ${x} is not below ${opts.below}`);
   return x;
 }
 
+/** An array field, in the SPEC's order (step 4); its finiteness waits for step 5. */
 function checkArray(key, x, spec) {
   if (!isMap(x)) fail('bad_type', `${key} is not an array map`);
+  for (const k of ['dtype', 'shape', 'data']) if (!(k in x)) fail('missing_field', `${key}.${k}`);
   const { dtype, shape, data } = x;
-  if (typeof dtype !== 'string' || !Array.isArray(shape) || !(data instanceof Uint8Array)) {
-    fail('bad_type', `${key} needs dtype (str), shape (list) and data (bin)`);
-  }
   if (!(dtype in ITEMSIZE) || dtype !== spec.dtype) fail('bad_dtype', `${key} has dtype ${dtype}, not ${spec.dtype}`);
-  if (!shape.every((d) => isInt(d) && d >= 0)) fail('bad_shape', `${key} has a shape that is not non-negative ints`);
+  if (!(data instanceof Uint8Array)) fail('bad_type', `${key}.data is not bin`);
+  if (data.byteLength > MAX_FRAME) fail('too_large', `${key}.data is over ${MAX_FRAME} bytes`);
+  if (!Array.isArray(shape)) fail('bad_shape', `${key}.shape is not a list`);
   if (shape.length !== spec.rank) fail('bad_shape', `${key} has rank ${shape.length}, not ${spec.rank}`);
+  if (!shape.every((d) => isInt(d) && d >= 0)) fail('bad_shape', `${key} has a shape entry that is not a uint`);
   const bytes = shape.reduce((a, d) => a * BigInt(d), BigInt(ITEMSIZE[dtype]));
   if (bytes !== BigInt(data.byteLength)) fail('bad_shape', `${key}: ${data.byteLength} bytes for shape [${shape}]`);
   const out = new WireArray(dtype, shape.map(Number), data);
-  const values = out.values();
-  if (spec.finite === 'finite' && !values.every(Number.isFinite)) fail('non_finite', `${key} is not finite`);
-  if (spec.finite === 'no_nan' && values.some(Number.isNaN)) fail('non_finite', `${key} has a NaN`);
-  if (dtype === 'bool' && values.some((b) => b > 1)) fail('bad_value', `${key} has a bool byte other than 0/1`);
+  if (dtype === 'bool' && out.values().some((b) => b > 1)) fail('bad_value', `${key} has a bool byte other than 0/1`);
   return out;
+}
+
+/** Step 5: NaN or infinity in the float arrays that must be finite, all together. */
+function checkFinite(msg, fields) {
+  for (const [key, type, , extra] of fields) {
+    if (type === T.array && extra.finite === 'finite' && msg[key] !== undefined && !msg[key].values().every(Number.isFinite)) {
+      fail('non_finite', `${key} is not finite`);
+    }
+  }
+}
+
+const isPlain = (x) => ['number', 'bigint', 'string', 'boolean'].includes(typeof x) || x instanceof Float
+  || Array.isArray(x);
+
+/** `arch`: a map of at most 64 plain values (int, float, str, bool, list; a list's items are not checked). */
+function checkArch(key, x) {
+  if (!isMap(x)) fail('bad_type', `${key} is not a map`);
+  const values = Object.values(x);
+  if (values.length > MAX_ARCH_KEYS) fail('bad_type', `${key} has over ${MAX_ARCH_KEYS} entries`);
+  if (!values.every(isPlain)) fail('bad_type', `${key} holds a value other than int, float, str, bool or list`);
+  return normDeep(x);
 }
 
 function checkField(key, type, x, extra = {}) {
@@ -218,8 +271,7 @@ function checkField(key, type, x, extra = {}) {
     case T.uint: return checkUint(key, x, extra);
     case T.int: if (!isInt(x)) fail('bad_type', `${key} is not an integer`); return normInt(x);
     case T.float: {
-      // An int is a number too (vectors: episode_end_int_return).
-      if (!(x instanceof Float) && !isInt(x)) fail('bad_type', `${key} is not a number`);
+      if (!(x instanceof Float) && !isInt(x)) fail('bad_type', `${key} is not a number`); // an int is a float too
       const value = Number(x instanceof Float ? x.value : x);
       if (extra.finite && !Number.isFinite(value)) fail('non_finite', `${key} is not finite`);
       if (extra.positive && !(value > 0)) fail('bad_value', `${key} is not above 0`);
@@ -227,19 +279,18 @@ function checkField(key, type, x, extra = {}) {
     }
     case T.bool: if (typeof x !== 'boolean') fail('bad_type', `${key} is not a bool`); return x;
     case T.id: return checkId(key, x);
-    case T.str:
-      if (typeof x !== 'string') fail('bad_type', `${key} is not a string`);
-      if (extra.max !== undefined && [...x].length > extra.max) fail('too_large', `${key} is over ${extra.max} characters`);
-      return x;
-    case T.map: if (!isMap(x)) fail('bad_type', `${key} is not a map`); return normDeep(x);
+    case T.str: return checkStr(key, x, extra.max);
+    case T.map: return checkArch(key, x);
     case T.opponent:
-      if (typeof x === 'string') return x;
+      if (typeof x === 'string') return checkStr(key, x, MAX_ID);
       if (isInt(x)) return normInt(x);
       return fail('bad_type', `${key} is neither a string nor an integer`);
     case T.uintMap: {
       if (!isMap(x)) fail('bad_type', `${key} is not a map`);
+      const entries = Object.entries(x);
+      if (entries.length > MAX_PER_SENDER) fail('too_large', `${key} has over ${MAX_PER_SENDER} entries`);
       const out = {};
-      for (const [k, v] of Object.entries(x)) out[k] = checkUint(`${key}[${k}]`, v);
+      for (const [k, v] of entries) out[checkStr(`${key} key`, k, MAX_ID)] = checkUint(`${key}[${k}]`, v);
       return out;
     }
     case T.array: return checkArray(key, x, extra);
@@ -255,47 +306,44 @@ function normDeep(x) {
   return normInt(x);
 }
 
-/** Rules that tie fields together (shapes, done flags, bounds). */
+/** How far past act_low..act_high an action may lie (float rounding): 1e-4 of the range. */
+const boundsSlack = (low, high) => 1e-4 * (high - low);
+
+/**
+ * Step 6: the checks across fields, in the SPEC's order. `run` (a learner's configuration, as the
+ * vectors give it: obs_dim, act_dim, hidden, act_low, act_high) adds the checks against the run.
+ */
 const CROSS = {
-  hello(m) {
+  hello(m, run) {
     const D = m.obs_dim, A = m.act_dim;
-    for (const k of ['obs_low', 'obs_high']) if (m[k].shape[0] !== D) fail('bad_shape', `${k} is not [obs_dim]`);
+    for (const k of ['obs_low', 'obs_high']) {
+      if (m[k].shape[0] !== D) fail('bad_shape', `${k} is not [obs_dim]`);
+      if (m[k].values().some(Number.isNaN)) fail('non_finite', `${k} has a NaN`);
+    }
     for (const k of ['act_low', 'act_high']) if (m[k].shape[0] !== A) fail('bad_shape', `${k} is not [act_dim]`);
     const lo = m.act_low.values(), hi = m.act_high.values();
     if (lo.some((l, i) => !(l < hi[i]))) fail('bad_value', 'act_low >= act_high');
+    if (run && (D !== run.obs_dim || A !== run.act_dim)) fail('dims_mismatch', 'obs_dim/act_dim are not the run\'s');
   },
-  experience(m) {
+  experience(m, run) {
     const [n, D] = m.obs.shape, A = m.action.shape[1];
+    if (n < 1) fail('bad_shape', 'an empty batch');
+    if (n > MAX_STEPS) fail('too_large', `a batch of ${n} steps`);
+    if (D > MAX_DIM || A > MAX_DIM) fail('too_large', `D = ${D}, A = ${A}: over ${MAX_DIM}`);
     const want = { action: [n, A], reward: [n], next_obs: [n, D], terminated: [n], truncated: [n] };
-    for (const [k, s] of Object.entries(want)) {
-      if (m[k].shape.some((d, i) => d !== s[i])) fail('bad_shape', `${k} has shape [${m[k].shape}], not [${s}]`);
+    for (const [k, shape] of Object.entries(want)) {
+      if (m[k].shape.some((d, i) => d !== shape[i])) fail('bad_shape', `${k} has shape [${m[k].shape}], not [${shape}]`);
     }
     if (m.prev_action && m.prev_action.shape[0] !== A) fail('bad_shape', 'prev_action is not [A]');
     if ((m.h0 === undefined) !== (m.c0 === undefined)) fail('bad_shape', 'h0 and c0 come both or neither');
     if (m.h0 && m.h0.shape[0] !== m.c0.shape[0]) fail('bad_shape', 'h0 and c0 differ in width');
-    if (n < 1) fail('bad_shape', 'an empty batch');
-    if (n > MAX_STEPS) fail('too_large', `a batch of ${n} steps`);
     const done = [...m.terminated.values().slice(0, -1), ...m.truncated.values().slice(0, -1)];
     if (done.some((b) => b)) fail('bad_value', 'a done flag before the last step');
-  },
-};
-
-/** A learner's action bound check: how far past act_low..act_high an action may lie (float rounding). */
-const boundsSlack = (low, high) => 1e-4 * (high - low);
-
-/**
- * What only a receiver that knows the run can check (a learner; `run` as in the vectors:
- * obs_dim, act_dim, hidden, act_low, act_high).
- */
-const CHECK_RUN = {
-  hello(m, run) {
-    if (m.obs_dim !== run.obs_dim || m.act_dim !== run.act_dim) fail('dims_mismatch', 'obs_dim/act_dim are not the run\'s');
-  },
-  experience(m, run) {
-    if (m.obs.shape[1] !== run.obs_dim || m.action.shape[1] !== run.act_dim) fail('dims_mismatch', 'D/A are not the run\'s');
+    if (!run) return;
+    if (D !== run.obs_dim || A !== run.act_dim) fail('dims_mismatch', 'D/A are not the run\'s');
     if (m.h0 && m.h0.shape[0] !== run.hidden) fail('dims_mismatch', 'h0/c0 are not H wide');
     const outside = (values) => values.some((a, k) => {
-      const i = k % run.act_dim, slack = boundsSlack(run.act_low[i], run.act_high[i]);
+      const i = k % A, slack = boundsSlack(run.act_low[i], run.act_high[i]);
       return a < run.act_low[i] - slack || a > run.act_high[i] + slack;
     });
     if (outside(m.action.values())) fail('out_of_bounds', 'an action outside act_low..act_high');
@@ -305,9 +353,11 @@ const CHECK_RUN = {
 
 /**
  * bytes -> a validated message object (uints as Numbers, or BigInts past 2^53; arrays as WireArray).
- * Throws ProtocolError with the SPEC's reason. With `run`, also the learner's checks against the run.
+ * Throws ProtocolError with the SPEC's reason: the first fault, in the SPEC's order. With `run`,
+ * also the checks a learner makes against its configuration.
  */
 function decode(bytes, run = null) {
+  if (bytes.length > MAX_FRAME) fail('too_large', `a frame of ${bytes.length} bytes`);
   let raw;
   try {
     raw = decoder.decode(bytes);
@@ -317,19 +367,17 @@ function decode(bytes, run = null) {
   }
   if (!isMap(raw)) fail('undecodable', 'the top level is not a map');
   if (!('v' in raw)) fail('missing_field', 'v');
-  if (!isInt(raw.v)) fail('bad_type', 'v is not an integer');
-  if (normInt(raw.v) !== VERSION) fail('bad_version', `v = ${raw.v}`);
+  if (!isInt(raw.v) || normInt(raw.v) !== VERSION) fail('bad_version', `v is not the integer ${VERSION}`);
   if (!('kind' in raw)) fail('missing_field', 'kind');
-  if (typeof raw.kind !== 'string') fail('bad_type', 'kind is not a string');
-  if (!KINDS.includes(raw.kind)) fail('unknown_kind', raw.kind);
+  if (typeof raw.kind !== 'string' || !KINDS.includes(raw.kind)) fail('unknown_kind', String(raw.kind));
   const fields = [...COMMON.slice(2), ...SCHEMA[raw.kind]];
-  const absent = fields.find(([key, , required]) => required && !(key in raw));
-  if (absent) fail('missing_field', absent[0]); // before any value is looked at (vectors: several_faults_*)
-  const msg = { ...raw };
-  for (const [key, type, , extra] of fields) if (key in raw) msg[key] = checkField(key, type, raw[key], extra);
-  msg.v = VERSION;
-  CROSS[raw.kind]?.(msg);
-  if (run) CHECK_RUN[raw.kind]?.(msg, run);
+  const msg = { ...raw, v: VERSION };
+  for (const [key, type, required, extra] of fields) {
+    if (key in raw) msg[key] = checkField(key, type, raw[key], extra);
+    else if (required) fail('missing_field', key);
+  }
+  checkFinite(msg, fields);
+  CROSS[raw.kind]?.(msg, run);
   return msg;
 }
 
