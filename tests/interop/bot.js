@@ -124,7 +124,8 @@ class Inbox {
     if (policy.D !== env.obsDim || policy.A !== env.actDim) {
       throw new ProtocolError('dims_mismatch', `weights for D=${policy.D}, A=${policy.A}`);
     }
-    if (String(policy.low) !== String(env.actLow) || String(policy.high) !== String(env.actHigh)) {
+    const same = (a, b) => a.every((x, i) => Math.abs(x - b[i]) <= 1e-8 + 1e-5 * Math.abs(b[i])); // SPEC: bounds_mismatch
+    if (!same(policy.low, env.actLow) || !same(policy.high, env.actHigh)) {
       throw new ProtocolError('bad_value', `weights for action bounds ${policy.low}..${policy.high}`);
     }
     this.latest = { policy, frame: Buffer.from(frame).toString('base64') };

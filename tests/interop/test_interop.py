@@ -163,14 +163,14 @@ def test_js_bot_trains_with_a_real_learner(node: str, procs: Procs, eps: dict[st
 
 def test_js_bot_says_hello_again_when_the_learner_restarts(node: str, tmp_path: Path) -> None:
     """A stand-in learner: forward.json's weights, then a new `session` once experience flows. Every
-    frame the bot sends must decode with our codec, and a hello must follow the session change."""
+    frame the bot sends must decode with our codec, a hello must follow the session change, all steps arrive."""
     frame = base64.b64decode(json.loads((VECTORS / "forward.json").read_text())["weights_frame_b64"])
     ctx = zmq.Context()
     pull, pub = ctx.socket(zmq.PULL), ctx.socket(zmq.PUB)
     ingest = pull.bind_to_random_port("tcp://127.0.0.1")
     weights = pub.bind_to_random_port("tcp://127.0.0.1")
     bot = subprocess.Popen([node, "bot.js", "--ingest", f"tcp://127.0.0.1:{ingest}", "--weights",
-                            f"tcp://127.0.0.1:{weights}", "--sender", "js-2", "--steps", "600", "--pace-ms", "20",
+                            f"tcp://127.0.0.1:{weights}", "--sender", "js-2", "--steps", "1000", "--pace-ms", "25",
                             "--report", str(tmp_path / "bot.json")],
                            cwd=HERE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     seen: list[Any] = []
@@ -201,4 +201,4 @@ def test_js_bot_says_hello_again_when_the_learner_restarts(node: str, tmp_path: 
     hellos = [i for i, m in enumerate(seen) if isinstance(m, Hello)]
     assert hellos and hellos[-1] >= restarted_at, f"no hello after the session changed: {hellos}, {restarted_at}"
     assert "learner restarted" in err
-    assert sum(m.steps for m in seen if isinstance(m, Experience)) == 600
+    assert sum(m.steps for m in seen if isinstance(m, Experience)) == 1000
