@@ -12,6 +12,7 @@ import math
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import msgpack
@@ -53,6 +54,15 @@ class Limits:
     act_low: tuple[float, ...] | None = None
     act_high: tuple[float, ...] | None = None
     """The run's action bounds: actions beyond them by more than ACTION_TOLERANCE are out_of_bounds."""
+
+    @cached_property
+    def action_range(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The accepted action interval, bounds widened by the tolerance; worked out once, not per batch."""
+        if self.act_low is None or self.act_high is None:
+            return None
+        low, high = np.asarray(self.act_low, np.float32), np.asarray(self.act_high, np.float32)
+        slack = (high - low) * np.float32(ACTION_TOLERANCE)
+        return low - slack, high + slack
 
 
 ACTION_TOLERANCE = 1e-4
@@ -435,10 +445,9 @@ def _check_run(msg: Experience, limits: Limits) -> None:
     _check_dims(msg.obs.shape[1], msg.action.shape[1], limits)
     if limits.state_dim is not None and msg.h0 is not None and msg.h0.shape != (limits.state_dim,):
         raise ProtocolError("dims_mismatch", f"h0/c0 width {msg.h0.shape[0]}, this run's LSTM has {limits.state_dim}")
-    if limits.act_low is not None and limits.act_high is not None:
-        low, high = np.asarray(limits.act_low, np.float32), np.asarray(limits.act_high, np.float32)
-        slack = (high - low) * np.float32(ACTION_TOLERANCE)
-        lo, hi = low - slack, high + slack
+    bounds = limits.action_range
+    if bounds is not None:
+        lo, hi = bounds
         for name, action in (("action", msg.action), ("prev_action", msg.prev_action)):
             if action is not None and ((action < lo).any() or (action > hi).any()):
                 raise ProtocolError("out_of_bounds", f"{name} outside act_low..act_high (tolerance "
