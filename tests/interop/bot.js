@@ -6,7 +6,7 @@
  * are taken at episode starts, so each episode is played by one weights rev.
  *
  * Usage: node bot.js --ingest EP --weights EP --sender ID [--steps N] [--seed S] [--pace-ms MS]
- *                    [--report FILE]
+ *                    [--flow realtime|rate-limited] [--flow-tolerance STEPS] [--report FILE]
  * The report (JSON) holds the bot's counts, the weights frames it acted with (base64, by rev) and,
  * per episode, every step's inputs, noise, mean, log-std and action, for an outside replay.
  */
@@ -21,16 +21,18 @@ const FLUSH_STEPS = 32;
 const HELLO_EVERY_MS = 100;
 const HEARTBEAT_EVERY_MS = 500;
 const FIRST_WEIGHTS_TIMEOUT_MS = 30000;
+const FLOW_TIMEOUT_MS = 5000;
 const SOFTWARE = 'saclstm-interop-js 1.0';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function parseArgs(argv) {
-  const opts = { steps: 3000, seed: 1, paceMs: 10, report: null };
+  const opts = { steps: 3000, seed: 1, paceMs: 10, flow: 'realtime', flowTolerance: 128, report: null };
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, '').replace(/-(\w)/g, (_, c) => c.toUpperCase());
-    opts[key] = ['steps', 'seed', 'paceMs'].includes(key) ? Number(argv[i + 1]) : argv[i + 1];
+    opts[key] = ['steps', 'seed', 'paceMs', 'flowTolerance'].includes(key) ? Number(argv[i + 1]) : argv[i + 1];
   }
+  if (!['realtime', 'rate-limited'].includes(opts.flow)) throw new Error(`--flow ${opts.flow}: realtime or rate-limited`);
   for (const k of ['ingest', 'weights', 'sender']) if (!opts[k]) throw new Error(`--${k} is required`);
   return opts;
 }
@@ -55,6 +57,7 @@ class Link {
     this.seq = 0;
     this.hellos = 0;
     this.sent = 0; // experience steps handed to the socket
+    this.sentThisSession = 0; // the same, since the learner's session last changed (flow control)
     this.dropped = 0; // experience steps the full queue refused
     this.msgs = { sent: 0, dropped: 0 };
     this.socket = new zmq.Push({ sendHighWaterMark: 1000, sendTimeout: 0, linger: 2000 });
@@ -75,6 +78,7 @@ class Link {
     }
     this.msgs.sent += 1;
     this.sent += steps;
+    this.sentThisSession += steps;
     return true;
   }
 }
@@ -89,6 +93,7 @@ class Inbox {
     this.session = null;
     this.sessionChanged = false;
     this.progress = null;
+    this.progressAt = Date.now();
     this.socket = new zmq.Subscriber({ linger: 0 });
     this.socket.connect(endpoint);
     this.socket.subscribe('weights');
@@ -137,6 +142,7 @@ class Inbox {
     if (this.session !== null && session !== this.session) this.sessionChanged = true;
     this.session = session;
     this.progress = msg;
+    this.progressAt = Date.now();
   }
 
   close() {
@@ -154,6 +160,7 @@ class Bot {
     this.steps = 0;
     this.episodes = 0;
     this.heartbeats = 0;
+    this.waits = 0;
     this.lastBeat = 0;
     this.log = [];
     this.frames = {};
@@ -183,6 +190,7 @@ class Bot {
     if (this.inbox.sessionChanged) {
       this.inbox.sessionChanged = false;
       console.error('learner restarted: hello again');
+      this.link.sentThisSession = 0;
       await this.hello();
     }
     if (Date.now() - this.lastBeat >= HEARTBEAT_EVERY_MS) {
@@ -190,6 +198,31 @@ class Bot {
       await this.link.send('heartbeat', {
         round: this.heartbeats++, episodes: this.episodes, sent: this.link.sent, dropped: this.link.dropped,
       });
+    }
+  }
+
+  /** SPEC flow control: may this actor take a step, given the newest `progress`? */
+  mayStep() {
+    const p = this.inbox.progress;
+    if (this.opts.flow !== 'rate-limited' || !p) return true;
+    const perSender = p.per_sender ?? {};
+    const inFlight = Math.max(0, this.link.sentThisSession - Number(perSender[this.link.sender] ?? 0));
+    const consumed = Number(p.learning_starts) + Number(p.grad_steps) / p.utd;
+    const slack = consumed + this.opts.flowTolerance - Number(p.received);
+    const k = Math.max(1, Object.keys(perSender).length);
+    return inFlight === 0 || inFlight < slack / k;
+  }
+
+  /** Waits (heartbeats going on) until flow control lets this actor step, or the learner is silent too long. */
+  async paced() {
+    while (!this.mayStep()) {
+      if (Date.now() - this.inbox.progressAt > FLOW_TIMEOUT_MS) {
+        console.error(`no progress from the learner for ${FLOW_TIMEOUT_MS} ms: stepping on`);
+        return;
+      }
+      this.waits += 1;
+      await this.housekeeping();
+      await sleep(5);
     }
   }
 
@@ -206,6 +239,7 @@ class Bot {
     let ret = 0;
     let batch = null;
     for (let t = 0; ; t++) {
+      await this.paced();
       if (!batch) batch = this.newBatch(t, state, policy, record.steps);
       const out = policy.step(obs, pa, pr, state);
       const eps = out.mean.map(() => this.noise());
@@ -271,7 +305,7 @@ class Bot {
     const progress = inbox.progress;
     return {
       sender: link.sender, bot: BOT, steps: this.steps, sent: link.sent, dropped: link.dropped, msgs: link.msgs,
-      hellos: link.hellos,
+      hellos: link.hellos, flow_waits: this.waits,
       episodes: this.episodes, versions_seen: inbox.versionsSeen, rejects: inbox.rejects,
       learner_saw: progress?.per_sender?.[link.sender] ?? null,
       act_low: this.env.actLow, act_high: this.env.actHigh, frames: this.frames, log: this.log,

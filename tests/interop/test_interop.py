@@ -161,44 +161,95 @@ def test_js_bot_trains_with_a_real_learner(node: str, procs: Procs, eps: dict[st
     assert replay(report) == STEPS
 
 
-def test_js_bot_says_hello_again_when_the_learner_restarts(node: str, tmp_path: Path) -> None:
-    """A stand-in learner: forward.json's weights, then a new `session` once experience flows. Every
-    frame the bot sends must decode with our codec, a hello must follow the session change, all steps arrive."""
-    frame = base64.b64decode(json.loads((VECTORS / "forward.json").read_text())["weights_frame_b64"])
-    ctx = zmq.Context()
-    pull, pub = ctx.socket(zmq.PULL), ctx.socket(zmq.PUB)
-    ingest = pull.bind_to_random_port("tcp://127.0.0.1")
-    weights = pub.bind_to_random_port("tcp://127.0.0.1")
-    bot = subprocess.Popen([node, "bot.js", "--ingest", f"tcp://127.0.0.1:{ingest}", "--weights",
-                            f"tcp://127.0.0.1:{weights}", "--sender", "js-2", "--steps", "1000", "--pace-ms", "25",
-                            "--report", str(tmp_path / "bot.json")],
-                           cwd=HERE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    seen: list[Any] = []
-    session, restarted_at, seq = 2**53 - 2, None, 0
+class StandIn:
+    """A stand-in learner on real sockets: publishes forward.json's weights and a `progress` we set, and
+    decodes (with our codec) every frame the bot sends."""
+
+    def __init__(self, node: str, sender: str, *bot_args: str) -> None:
+        self.frame = base64.b64decode(json.loads((VECTORS / "forward.json").read_text())["weights_frame_b64"])
+        self.ctx = zmq.Context()
+        self.pull, self.pub = self.ctx.socket(zmq.PULL), self.ctx.socket(zmq.PUB)
+        ingest = self.pull.bind_to_random_port("tcp://127.0.0.1")
+        weights = self.pub.bind_to_random_port("tcp://127.0.0.1")
+        self.progress: dict[str, Any] = dict(received=0, grad_steps=0, utd=1.0, learning_starts=0, version=1,
+                                             session=2**53 - 2)
+        self.seen: list[Any] = []
+        self.seq = 0
+        self.sender = sender
+        self.acknowledge = False  # per_sender follows what arrived, as a learner's does
+        self.bot = subprocess.Popen([node, "bot.js", "--ingest", f"tcp://127.0.0.1:{ingest}", "--weights",
+                                     f"tcp://127.0.0.1:{weights}", "--sender", sender, *bot_args],
+                                    cwd=HERE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def tick(self) -> None:
+        """Publish weights and progress once, then read what the bot sent for 20 ms."""
+        self.seq += 2
+        if self.acknowledge:
+            self.progress["per_sender"] = {self.sender: self.steps()}
+        self.pub.send_multipart([b"weights", self.frame])
+        self.pub.send_multipart([b"progress", encode(Progress("learner", self.seq, **self.progress))])
+        while self.pull.poll(20):
+            self.seen.append(decode(self.pull.recv()))
+
+    def steps(self) -> int:
+        return sum(m.steps for m in self.seen if isinstance(m, Experience))
+
+    def finish(self, timeout: float = 30) -> str:
+        """Tick until the bot exits; its stderr."""
+        deadline = time.monotonic() + timeout
+        while self.bot.poll() is None and time.monotonic() < deadline:
+            self.tick()
+        out, err = self.bot.communicate(timeout=10)
+        while self.pull.poll(200):
+            self.seen.append(decode(self.pull.recv()))
+        assert self.bot.returncode == 0, f"{out}\n{err}"
+        return err
+
+    def close(self) -> None:
+        if self.bot.poll() is None:
+            self.bot.kill()
+            self.bot.communicate()
+        self.pull.close(0)
+        self.pub.close(0)
+        self.ctx.term()
+
+
+def test_js_bot_says_hello_again_when_the_learner_restarts(node: str) -> None:
+    """A new `session` once experience flows: a hello must follow it; every step still arrives."""
+    learner = StandIn(node, "js-2", "--steps", "1000", "--pace-ms", "25")
     try:
         deadline = time.monotonic() + 30
-        while bot.poll() is None and time.monotonic() < deadline:
-            seq += 2
-            pub.send_multipart([b"weights", frame])
-            pub.send_multipart([b"progress", encode(Progress("learner", seq, received=0, grad_steps=0, utd=1.0,
-                                                             learning_starts=0, version=1, session=session))])
-            while pull.poll(20):
-                seen.append(decode(pull.recv()))
-            if restarted_at is None and any(isinstance(m, Experience) for m in seen):
-                session, restarted_at = session + 1, len(seen)
-        out, err = bot.communicate(timeout=10)
-        while pull.poll(200):
-            seen.append(decode(pull.recv()))
+        while not learner.steps() and learner.bot.poll() is None and time.monotonic() < deadline:
+            learner.tick()
+        assert learner.steps(), "no experience reached the stand-in learner"
+        learner.progress["session"] += 1
+        restarted_at = len(learner.seen)
+        err = learner.finish()
     finally:
-        if bot.poll() is None:
-            bot.kill()
-            bot.wait()
-        pull.close(0)
-        pub.close(0)
-        ctx.term()
-    assert bot.returncode == 0, f"{out}\n{err}"
-    assert restarted_at is not None, "no experience reached the stand-in learner"
-    hellos = [i for i, m in enumerate(seen) if isinstance(m, Hello)]
+        learner.close()
+    hellos = [i for i, m in enumerate(learner.seen) if isinstance(m, Hello)]
     assert hellos and hellos[-1] >= restarted_at, f"no hello after the session changed: {hellos}, {restarted_at}"
     assert "learner restarted" in err
-    assert sum(m.steps for m in seen if isinstance(m, Experience)) == 1000
+    assert learner.steps() == 1000
+
+
+def test_js_bot_flow_control_holds_and_releases(node: str) -> None:
+    """SPEC flow control, tolerance 0: slack = learning_starts - received = 100 steps. The bot stops once 100
+    or more of its steps are in flight, and steps on when the learner says it received them."""
+    learner = StandIn(node, "js-3", "--steps", "400", "--pace-ms", "0", "--flow", "rate-limited",
+                      "--flow-tolerance", "0")
+    learner.progress.update(learning_starts=100, per_sender={"js-3": 0})
+    try:
+        deadline = time.monotonic() + 30
+        held_since, held = time.monotonic(), 0
+        while time.monotonic() - held_since < 0.5 and time.monotonic() < deadline:
+            learner.tick()
+            if learner.steps() != held:
+                held_since, held = time.monotonic(), learner.steps()
+        assert 100 <= held < 100 + 32, f"held at {held} steps in flight"
+        learner.acknowledge = True
+        err = learner.finish()
+    finally:
+        learner.close()
+    assert learner.steps() == 400
+    assert "stepping on" not in err, "the bot went on only because the learner seemed silent"
