@@ -138,7 +138,7 @@ class Inbox {
   }
 
   takeProgress(msg) {
-    const session = String(msg.session); // may be a BigInt past 2^53
+    const session = String(msg.session); // below 2^53 in 1.1; a BigInt from a 1.0 learner would be refused
     if (this.session !== null && session !== this.session) this.sessionChanged = true;
     this.session = session;
     this.progress = msg;
