@@ -346,9 +346,9 @@ def _header(obj: dict[str, Any], limits: Limits) -> tuple[str, dict[str, Any]]:
         raise ProtocolError("missing_field", "v")
     if obj["v"] != PROTOCOL_VERSION or type(obj["v"]) is not int:
         raise ProtocolError("bad_version", f"version {obj['v']!r}, this side speaks {PROTOCOL_VERSION}")
-    kind = obj.get("kind")
-    if kind is None:
+    if "kind" not in obj:
         raise ProtocolError("missing_field", "kind")
+    kind = obj["kind"]
     if type(kind) is not str or kind not in _SCHEMA:
         raise ProtocolError("unknown_kind", repr(kind)[:64])
     values: dict[str, Any] = {}

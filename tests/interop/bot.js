@@ -138,7 +138,7 @@ class Inbox {
   }
 
   takeProgress(msg) {
-    const session = String(msg.session); // below 2^53 in 1.1; a BigInt from a 1.0 learner would be refused
+    const session = String(msg.session); // below 2^53 from a 1.1 learner; a 1.0 learner's arrives as a BigInt
     if (this.session !== null && session !== this.session) this.sessionChanged = true;
     this.session = session;
     this.progress = msg;

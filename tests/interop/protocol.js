@@ -16,7 +16,6 @@ const MAX_DIM = 65536;
 const MAX_FRAME = 64 * 1024 * 1024; // the learner's default max_message_bytes
 const MAX_ARCH_KEYS = 64;
 const MAX_PER_SENDER = 100000;
-const SESSION_LIMIT = 2 ** 53;
 const ITEMSIZE = { f32: 4, f64: 8, i32: 4, i64: 8, u8: 1, bool: 1 };
 const KINDS = ['hello', 'experience', 'episode_start', 'episode_end', 'heartbeat', 'bye', 'weights', 'progress'];
 
@@ -77,7 +76,7 @@ const SCHEMA = {
   progress: [
     ['received', T.uint, true], ['grad_steps', T.uint, true], ['utd', T.float, true, { finite: true, positive: true }],
     ['learning_starts', T.uint, true], ['version', T.uint, true],
-    ['session', T.uint, true, { below: SESSION_LIMIT }], ['per_sender', T.uintMap, false],
+    ['session', T.uint, true], ['per_sender', T.uintMap, false],
   ],
 };
 
