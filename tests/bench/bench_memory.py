@@ -10,6 +10,10 @@ reached). No sockets: what is measured is learning, not transport.
 Score: the deterministic eval return (20 episodes, fixed seeds) as a fraction
 of the way from the memoryless return (0) to perfect (1), printed beside both.
 Targets: recall_k16 and recall_k32 >= 0.9, recall_k64 >= 0.7 within 100k steps.
+recall_k64 plays 128-step episodes (64 would leave nothing to answer); its
+memoryless return is -32. Settings are LearnerConfig's defaults with hidden =
+fc = 64 (deploy/demo.toml's widths) unless --set; memory_horizon is passed to
+SACConfig here (the learner service must pass it too for the gate init).
 
     python tests/bench/bench_memory.py --tasks recall_k4,recall_k16 --steps 40000
     python tests/bench/bench_memory.py --tasks recall_k16 --set memory_horizon=16
