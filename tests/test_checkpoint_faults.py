@@ -73,7 +73,7 @@ def test_kill_learner_repeatedly_it_resumes_from_the_newest(procs: Procs, tmp_pa
     live = tmp_path / "ckpt" / "live.sacl"
     rng = random.Random(1)
     last_version, last_steps = 0, 0
-    for round_ in range(4):
+    for round_ in range(3):
         eps = endpoints()
         learner = procs.learner(eps, *SMALL_LEARNER, "--weights-path", str(live), "--save-interval", "5",
                                 name=f"learner{round_}")

@@ -125,7 +125,7 @@ def test_any_encoding_of_a_valid_batch_decodes_natively(msg: Experience, data: s
     assert (got is None) == (msg.h0 is not None)  # h0/c0 batches are left to the reference
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(experiences(), st.data())
 def test_bit_flips_and_cuts_never_make_the_native_path_disagree(msg: Experience, data: st.DataObject) -> None:
     frame = bytearray(wide(msgpack.unpackb(encode(msg)), Choices(data.draw)))
@@ -186,7 +186,7 @@ def _float_change(obj: dict[str, Any], draw: Draw) -> dict[str, Any]:
     return {**obj, key: {**obj[key], "data": data.tobytes()}}
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=250, deadline=None)
 @given(experiences(), st.sampled_from(sorted(MUTATIONS)), st.data())
 def test_every_kind_of_damage_is_left_to_the_reference(msg: Experience, mutation: str, data: st.DataObject) -> None:
     obj = msgpack.unpackb(encode(msg))

@@ -34,7 +34,7 @@ def test_learner_sigkill_and_restart_mid_run(procs: Procs, eps: dict[str, str], 
         names = ("f1", "f2")
         # Rate-limited actors wait for a silent learner up to flow_timeout_s: long enough here that they are
         # still mid-run when the new learner is up, even on a loaded machine (a short one let them finish first).
-        actors = [procs.actor(eps, n, "--env", "Pendulum-v1", "--max-steps", "2000", "--flow-timeout-s", "30",
+        actors = [procs.actor(eps, n, "--env", "Pendulum-v1", "--max-steps", "1500", "--flow-timeout-s", "30",
                               "--report", str(tmp_path / f"{n}.json")) for n in names]
         h = watch.wait(lambda h: h["grad_steps"] >= 400 and (h.get("saver") or {}).get("saves", 0) >= 2, 120,
                        "training with checkpoints")

@@ -22,7 +22,7 @@ from tests.procs import Procs, Watch, actor_stats
 pytestmark = pytest.mark.slow
 
 ACTORS = 8
-SECONDS = float(os.environ.get("SACLSTM_SOAK_S", "15"))
+SECONDS = float(os.environ.get("SACLSTM_SOAK_S", "10"))
 # Beyond the replay: the model, its Adam moments and autograd buffers, the allocator's slack and the
 # ZMQ receive queues of 8 flat-out actors (their high-water marks bound them).
 MARGIN_MB = 128
