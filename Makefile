@@ -23,7 +23,7 @@ demo: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy protocol actor deploy
+	$(BIN)/mypy protocol actor deploy learner
 
 test: lint
 	SACLSTM_REQUIRE_NATIVE=1 $(BIN)/python -m pytest -q -p no:cacheprovider --durations=15 tests

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from typing import cast
 
 import numpy as np
 import torch
@@ -89,7 +90,9 @@ class Critic(nn.Module):
 
     def q_from(self, term: torch.Tensor, action: torch.Tensor, frozen: bool = False) -> torch.Tensor:
         """Q from a history term and an action; `frozen` lets gradients reach the action only."""
-        w_a, w_out, b_out = self.fc.weight[:, -self.act_dim:], self.out.weight, self.out.bias
+        w_a: torch.Tensor = self.fc.weight[:, -self.act_dim:]
+        w_out: torch.Tensor = self.out.weight
+        b_out: torch.Tensor = self.out.bias
         if frozen:
             w_a, w_out, b_out = w_a.detach(), w_out.detach(), b_out.detach()
         return F.linear(F.relu(term + F.linear(action, w_a)), w_out, b_out).squeeze(-1)
@@ -111,8 +114,9 @@ def init_memory(lstm: nn.LSTM, horizon: int) -> None:
     with torch.no_grad():
         for name in ("bias_ih_l0", "bias_hh_l0"):
             getattr(lstm, name)[:2 * h].zero_()  # input and forget gates: all of the bias goes in bias_hh
-        lstm.bias_hh_l0[h:2 * h] = tau.log()
-        lstm.bias_hh_l0[:h] = -tau.log()
+        log_tau, bias_hh = torch.log(tau), cast(torch.Tensor, lstm.bias_hh_l0)
+        bias_hh[h:2 * h] = log_tau
+        bias_hh[:h] = -log_tau
 
 
 _LOG2 = math.log(2.0)

@@ -18,8 +18,9 @@ Two torso layouts (`SACConfig.torso`):
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import torch
 from torch import nn
@@ -90,6 +91,11 @@ def inputs(batch: Batch, arch: Arch) -> torch.Tensor:
     return torch.cat(parts, dim=-1) if len(parts) > 1 else batch.obs
 
 
+def critics_of(nets: nn.ModuleList) -> list[Critic]:
+    """A ModuleList's critics, typed: to a type checker its items are plain Modules."""
+    return cast("list[Critic]", list(nets))
+
+
 class SAC:
     """Owns the networks, their optimisers and the temperature."""
 
@@ -114,8 +120,8 @@ class SAC:
         self.actor_opt = torch.optim.Adam(self._actor_params, lr=cfg.actor_lr, fused=True)
         self.critic_opt = torch.optim.Adam(self.critics.parameters(), lr=cfg.critic_lr, fused=True)
         self.alpha_opt = torch.optim.Adam([self.log_alpha], lr=cfg.alpha_lr, fused=True)
-        self._critic_params = list(self.critics.parameters())
-        self._target_params = list(self.targets.parameters())
+        self._critic_params: list[torch.Tensor] = list(self.critics.parameters())
+        self._target_params: list[torch.Tensor] = list(self.targets.parameters())
 
     def actor_own_parameters(self) -> list[nn.Parameter]:
         """What the actor loss trains: all of the actor, or only its head when the torso is the critics'."""
@@ -139,24 +145,24 @@ class SAC:
             return x, actor_state, [start, start], [start, start]
         with torch.no_grad():
             if self.shared:
-                critic_states: list[State | None] = [self.critics[0].features(x[:b], start)[1]] * 2
-                target_states: list[State | None] = [self.targets[0].features(x[:b], start)[1]] * 2
+                critic_states: list[State | None] = [critics_of(self.critics)[0].features(x[:b], start)[1]] * 2
+                target_states: list[State | None] = [critics_of(self.targets)[0].features(x[:b], start)[1]] * 2
                 return x[b:], critic_states[0], critic_states, target_states
             _, actor_state = self.actor.features(x[:b], actor_state)
-            critic_states = [c.features(x[:b])[1] for c in self.critics]
-            target_states = [c.features(x[:b])[1] for c in self.targets]
+            critic_states = [c.features(x[:b])[1] for c in critics_of(self.critics)]
+            target_states = [c.features(x[:b])[1] for c in critics_of(self.targets)]
         return x[b:], actor_state, critic_states, target_states
 
     def _histories(self, nets: nn.ModuleList, x: torch.Tensor, states: list[State | None]) -> list[torch.Tensor]:
         """Each critic's LSTM output over x: one unroll per torso (one in all when it is shared)."""
         if self.shared:
-            return [nets[0].features(x, states[0])[0]] * 2
-        return [c.features(x, s)[0] for c, s in zip(nets, states)]
+            return [critics_of(nets)[0].features(x, states[0])[0]] * 2
+        return [c.features(x, s)[0] for c, s in zip(critics_of(nets), states)]
 
     @staticmethod
     def _terms(nets: nn.ModuleList, hs: list[torch.Tensor]) -> list[torch.Tensor]:
         """Each critic's history term. (Fusing both heads' products into one wider matmul measured slower.)"""
-        return [c.history_term(h) for c, h in zip(nets, hs)]
+        return [c.history_term(h) for c, h in zip(critics_of(nets), hs)]
 
     def update(self, batch: Batch) -> dict[str, float]:
         """One gradient step on critics, actor and temperature, then Polyak."""
@@ -198,15 +204,15 @@ class SAC:
                 else:
                     next_hs = self._histories(self.targets, x, target_states)
                 next_terms = self._terms(self.targets, next_hs)
-                next_q = torch.min(*[t.q_from(term[1:], pi[1:]) for t, term in zip(self.targets, next_terms)])
+                next_q = torch.min(*[t.q_from(term[1:], pi[1:]) for t, term in zip(critics_of(self.targets), next_terms)])
                 target = soft_target(reward, terminated, next_q.float(), log_pi[1:].float(), alpha, cfg.gamma)
             # Critic loss on the replayed actions; padding and burn-in masked out.
             terms = [term[:-1] for term in self._terms(self.critics, hs)]
-            q_values = [c.q_from(term, action).float() for c, term in zip(self.critics, terms)]
+            q_values = [c.q_from(term, action).float() for c, term in zip(critics_of(self.critics), terms)]
             # Actor loss: alpha log pi - min Q(h, pi), through the critics' heads as they are before this
             # step (as Acme's SAC does), with every critic weight and history held fixed.
             q_pi = torch.min(*[c.q_from(term.detach(), pi[:-1], frozen=True)
-                               for c, term in zip(self.critics, terms)]).float()
+                               for c, term in zip(critics_of(self.critics), terms)]).float()
         critic_loss = sum(((q - target).pow(2) * mask).sum() for q in q_values) / count
         log_pi_now = log_pi[:-1].float()
         actor_loss = ((alpha * log_pi_now - q_pi) * mask).sum() / count
@@ -216,7 +222,7 @@ class SAC:
         entropy = -(log_pi_now.detach() * mask).sum() / count
         return critic_loss, actor_loss, alpha_loss, entropy
 
-    def _step(self, opt: torch.optim.Optimizer, params: list[nn.Parameter] | None) -> None:
+    def _step(self, opt: torch.optim.Optimizer, params: Sequence[torch.Tensor] | None) -> None:
         if self.cfg.grad_clip > 0 and params is not None:
             nn.utils.clip_grad_norm_(params, self.cfg.grad_clip)
         opt.step()

@@ -126,7 +126,7 @@ class Learner:
                     act_low=tuple(float(x) for x in low), act_high=tuple(float(x) for x in high))
         sac_cfg = SACConfig(cfg.gamma, cfg.tau, cfg.actor_lr, cfg.critic_lr, cfg.alpha_lr, cfg.init_alpha, cfg.burn_in,
                             cfg.grad_clip, cfg.amp, cfg.use_stored_state, cfg.torso,
-                            cfg.target_torso)
+                            cfg.target_torso, memory_horizon=cfg.memory_horizon)
         self.sac = SAC(arch, sac_cfg, cfg.device)
         # Stored actor states cost 2 x hidden floats per chunk slot: kept only when training starts from them.
         self.replay = SequenceReplay(cfg.capacity, cfg.seq_len, cfg.overlap, obs_dim, act_dim,
