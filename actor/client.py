@@ -26,6 +26,7 @@ from actor.config import ActorConfig
 from actor.link import ActorLink, BotSpec
 from actor.policy import LocalPolicy, State
 from protocol import EpisodeEnd, EpisodeStart, Experience
+from protocol.scaling import to_env, to_policy
 
 
 class BotClient:
@@ -103,7 +104,7 @@ class BotClient:
             elif len(self._buf) >= self.cfg.flush_steps or (time.monotonic() - self._buf_start) * 1000 >= self.cfg.flush_ms:
                 self._flush(False, False)
         low, high = self.spec.act_low, self.spec.act_high
-        self.prev_unit = np.clip(2.0 * (action - low) / (high - low) - 1.0, -1.0, 1.0).astype(np.float32)
+        self.prev_unit = to_policy(action, low, high)
         self.prev_reward = float(reward)
         if terminated or truncated:
             self.end_episode()
@@ -181,7 +182,7 @@ class BotClient:
         reward = np.array([b[2] for b in buf], np.float32)
         next_obs = np.stack([b[3] for b in buf])
         low, high = self.spec.act_low, self.spec.act_high
-        prev_env = low + (self._batch_prev + 1.0) * 0.5 * (high - low) if self._batch_t0 > 0 else None
+        prev_env = to_env(self._batch_prev, low, high) if self._batch_t0 > 0 else None
         h0, c0 = self._batch_state if self._batch_state is not None else (None, None)
         self.link.ensure_hello(self.spec.name)
         self.link.send(lambda s, q: Experience(

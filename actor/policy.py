@@ -15,6 +15,7 @@ from numpy.random import default_rng  # numpy loads numpy.random lazily: not on 
 
 from protocol import Weights
 from protocol.arch import Arch, actor_layout
+from protocol.scaling import to_env
 
 State = tuple[np.ndarray, np.ndarray]
 
@@ -87,5 +88,5 @@ class LocalPolicy:
         return self.to_env(unit), state
 
     def to_env(self, unit: np.ndarray) -> np.ndarray:
-        """A squashed action in [-1, 1] -> environment units: low + (unit + 1) / 2 * (high - low)."""
-        return (self.low + (unit + 1.0) * 0.5 * (self.high - self.low)).astype(np.float32)
+        """A squashed action in [-1, 1] -> environment units."""
+        return to_env(unit, self.low, self.high)

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from protocol.checkpoint import CheckpointError, decode_checkpoint, encode_checkpoint, write_atomic
+from protocol.scaling import to_policy
 
 log = logging.getLogger("saclstm.promote")
 
@@ -37,7 +38,7 @@ def evaluate(path: Path, env: str, obs_mask: tuple[int, ...], episodes: int, see
         while not done:
             action, state = policy.act(obs, prev, prev_r, state, deterministic=True)
             obs, reward, terminated, truncated = game.step(action)
-            prev = np.clip(2 * (action - low) / (high - low) - 1, -1, 1).astype(np.float32)
+            prev = to_policy(action, low, high)
             prev_r, total, done = reward, total + reward, terminated or truncated
         returns.append(total)
     return float(np.mean(returns))

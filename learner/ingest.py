@@ -16,7 +16,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import msgpack
-import numpy as np
 
 from learner.replay import SequenceReplay
 from protocol import Bye, EpisodeEnd, EpisodeStart, Experience, Heartbeat, Hello, Limits, ProtocolError, decode
@@ -220,27 +219,6 @@ def _blame(frame: bytes | memoryview) -> tuple[str | None, int]:
         return sender, steps if obj.get("kind") == "experience" else 0
     except Exception:
         return None, 0
-
-
-_ONE = np.float32(1.0)
-
-
-class ActionScale:
-    """Environment units -> [-1, 1], clipped: the policy is a tanh, it cannot reach beyond.
-
-    Scale and offset are worked out once per run, so each batch costs four
-    in-place array operations (bounds of exactly -1 and 1 map exactly)."""
-
-    def __init__(self, low: np.ndarray, high: np.ndarray) -> None:
-        low, high = np.asarray(low, np.float64), np.asarray(high, np.float64)
-        self.scale = (2.0 / (high - low)).astype(np.float32)
-        self.offset = (-1.0 - low * (2.0 / (high - low))).astype(np.float32)
-
-    def __call__(self, action: np.ndarray) -> np.ndarray:
-        out = action * self.scale
-        out += self.offset
-        np.minimum(out, _ONE, out=out)
-        return np.maximum(out, -_ONE, out=out)
 
 
 def store(replay: SequenceReplay, msg: Experience) -> None:

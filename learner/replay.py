@@ -311,7 +311,7 @@ class SequenceReplay:
 
     def sample(self, batch_size: int, scale: Callable[[np.ndarray], np.ndarray] | None = None) -> SampledBatch:
         """B chunks uniformly at random (with replacement) from the live ones; `scale` maps the
-        stored actions to the policy's [-1, 1] (see learner.ingest.ActionScale)."""
+        stored actions to the policy's [-1, 1] (see protocol.scaling.ActionScale)."""
         self._refresh()
         if len(self._live) == 0:
             raise ValueError("replay is empty: nothing to sample")

@@ -34,7 +34,7 @@ import torch
 import zmq
 
 from learner.config import LearnerConfig
-from learner.ingest import ActionScale, Ingest, store
+from learner.ingest import Ingest, store
 from learner.metrics import Rate, lag_summary
 from learner.networks import Arch, actor_to_blob, blob_rev
 from learner.observe import Observers
@@ -47,6 +47,7 @@ from protocol import EpisodeStart, Experience, Hello, Limits, Progress, Weights,
 from protocol.checkpoint import CheckpointError
 from protocol.codec import NATIVE_DECODER
 from protocol.messages import consumed_steps
+from protocol.scaling import ActionScale
 from protocol.sockets import TOPIC_PROGRESS, TOPIC_WEIGHTS, SocketOptions, bind, bound_endpoint
 
 log = logging.getLogger("saclstm.learner")
