@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from learner.replay import MIN_CHUNKS_HELD, OPPONENT_POLICIES, min_capacity
 from protocol.config import check
 
 TORSOS = ("separate", "shared")  # the SAC torso layouts; here, not in learner.sac, so config needs no torch
@@ -104,17 +105,20 @@ class LearnerConfig:
         check(self.utd_ratio > 0, "utd_ratio", self.utd_ratio, "must be above 0, or the learner never trains")
         check(self.learning_starts >= self.batch_size, "learning_starts", self.learning_starts,
               f"must be at least batch_size ({self.batch_size})")
-        check(self.capacity >= self.seq_len * 2, "capacity", self.capacity, f"must hold at least two chunks ({2 * self.seq_len})")
+        check(self.capacity >= min_capacity(self.seq_len), "capacity", self.capacity,
+              f"must hold at least {MIN_CHUNKS_HELD} chunks ({min_capacity(self.seq_len)})")
         check(self.capacity >= self.learning_starts, "capacity", self.capacity,
               f"must be at least learning_starts ({self.learning_starts}), or training never starts")
-        check(self.opponent_policy in ("keep", "clear"), "opponent_policy", self.opponent_policy, "must be keep or clear")
+        check(self.opponent_policy in OPPONENT_POLICIES, "opponent_policy", self.opponent_policy,
+              f"must be one of {', '.join(OPPONENT_POLICIES)}")
         check(0 < self.gamma <= 1, "gamma", self.gamma, "must be in (0, 1]")
         check(0 < self.tau <= 1, "tau", self.tau, "must be in (0, 1]")
         for key in ("actor_lr", "critic_lr", "alpha_lr", "init_alpha", "publish_hz", "republish_s", "dead_after_s"):
             check(getattr(self, key) > 0, key, getattr(self, key), "must be above 0")
         check(self.grad_clip >= 0, "grad_clip", self.grad_clip, "must be 0 (off) or above")
         check(self.device == "cpu" or self.device.startswith("cuda"), "device", self.device, "must be cpu or cuda[:N]")
-        check(self.max_drain >= 1 and self.max_steps_per_pass >= 1, "max_drain", self.max_drain, "must be at least 1")
+        check(self.max_drain >= 1, "max_drain", self.max_drain, "must be at least 1")
+        check(self.max_steps_per_pass >= 1, "max_steps_per_pass", self.max_steps_per_pass, "must be at least 1")
         check(self.threads >= 0, "threads", self.threads, "must be 0 (tuned) or a thread count")
         check(self.max_pass_s > 0, "max_pass_s", self.max_pass_s, "must be above 0")
         check(self.max_debt >= 1, "max_debt", self.max_debt, "must be at least 1")

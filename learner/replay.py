@@ -38,6 +38,14 @@ EXPORT_FORMAT = 3  # the replay file layout `export` writes and `load` reads
 FILL, CONTEXT, TERMINAL, STREAM, HAS_STATE, PREV_GIVEN = range(6)
 
 
+MIN_CHUNKS_HELD = 2  # the ring must hold a chunk being trained while the next one is written
+
+
+def min_capacity(seq_len: int) -> int:
+    """The smallest replay for a chunk length: one rule, checked at config and at construction alike."""
+    return MIN_CHUNKS_HELD * seq_len
+
+
 @dataclass
 class _Stream:
     """Where one stream stands in its episode, and the steps its open chunk may still need."""
@@ -87,8 +95,9 @@ class SequenceReplay:
         if not 0 <= overlap < seq_len:
             raise ValueError(f"overlap must be in 0..seq_len-1 ({seq_len - 1}), got {overlap}: "
                              "a chunk made only of context would never be trained on")
-        if capacity < seq_len:
-            raise ValueError(f"capacity ({capacity} transitions) must hold at least one chunk of seq_len {seq_len}")
+        if capacity < min_capacity(seq_len):
+            raise ValueError(f"capacity ({capacity} transitions) must hold at least {MIN_CHUNKS_HELD} chunks "
+                             f"({min_capacity(seq_len)})")
         if opponent_policy not in OPPONENT_POLICIES:
             raise ValueError(f"opponent_policy must be one of {OPPONENT_POLICIES}, got {opponent_policy!r}")
         self.seq_len, self.overlap, self.policy = seq_len, overlap, opponent_policy

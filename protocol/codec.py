@@ -79,7 +79,7 @@ def _uint(name: str, value: Any, limits: Limits) -> int:
     if type(value) is not int:
         raise ProtocolError("bad_type", f"{name}: expected an integer")
     if not 0 <= value <= MAX_U64:
-        raise ProtocolError("bad_value", f"{name}: {value} is negative")
+        raise ProtocolError("bad_value", f"{name}: {value} is outside 0..2^64-1")
     return value
 
 

@@ -95,7 +95,7 @@ def build(cls: type[T], *layers: Mapping[str, Any]) -> T:
     except ConfigError:
         raise
     except (TypeError, ValueError) as exc:
-        raise ConfigError("?", None, str(exc)) from None
+        raise ConfigError(cls.__name__, None, str(exc)) from None
 
 
 def from_env(cls: type, env: Mapping[str, str]) -> dict[str, str]:

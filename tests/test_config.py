@@ -33,7 +33,10 @@ def test_seed_knob_names_still_work() -> None:
     ("utd_ratio", "0", "never trains"),
     ("overlap", "32", "seq_len-1"),
     ("capacity", "100", "learning_starts"),
-    ("opponent_policy", "forget", "keep or clear"),
+    ("opponent_policy", "forget", "keep, clear"),
+    ("capacity", "20", "at least 2 chunks (64)"),
+    ("max_steps_per_pass", "0", "max_steps_per_pass = 0"),
+    ("max_drain", "0", "max_drain = 0"),
     ("torso", "twin", "separate, shared"),
     ("bogus_key", "1", "unknown key"),
 ])
@@ -61,3 +64,15 @@ def test_online_targets_need_a_shared_torso() -> None:
     with pytest.raises(ConfigError, match="target_torso.*torso = shared only"):
         build(LearnerConfig, {"torso": "separate", "target_torso": "false"})
     assert build(LearnerConfig, {"target_torso": "false"}).target_torso is False
+
+
+def test_replay_and_config_hold_one_capacity_rule() -> None:
+    """The learner's config and replay's constructor refuse the same capacities (they had drifted: 2 chunks vs 1)."""
+    from learner.replay import SequenceReplay
+
+    with pytest.raises(ConfigError):
+        build(LearnerConfig, {"capacity": "63", "seq_len": "32", "learning_starts": "16", "batch_size": "16"})
+    with pytest.raises(ValueError, match="at least 2 chunks"):
+        SequenceReplay(capacity=63, seq_len=32, overlap=0, obs_dim=1, act_dim=1)
+    build(LearnerConfig, {"capacity": "64", "seq_len": "32", "learning_starts": "16", "batch_size": "16"})
+    SequenceReplay(capacity=64, seq_len=32, overlap=0, obs_dim=1, act_dim=1)
