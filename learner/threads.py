@@ -17,7 +17,7 @@ update, B=16, T=32, alone / beside one busy loop / beside two; two runs,
             1 thread                   60.3-61.3 / 60-63 / 78-320
             auto (this module)         41.9 / 62.5 / 82.9
 
-(the issue, on a quieter machine: h=64 13.4 / 171 with 2 threads, 13.8 with
+(as first reported, on a quieter machine: h=64 13.4 / 171 with 2 threads, 13.8 with
 one; h=256 55.2 / 1,093, 81.2 with one). No fixed choice keeps both promises:
 one thread never collapses but is ~30% slower alone at h=256; PASSIVE (sleep
 at barriers) survives contention but every parallel region then pays a futex

@@ -1,4 +1,4 @@
-"""The message kinds of the wire protocol, as typed, frozen records.
+"""The message kinds of the wire protocol, as typed records (slotted dataclasses; mutable, like the arrays in them).
 
 Field names match the wire keys one to one (SPEC.md is the normative text).
 Arrays are numpy arrays; on decode they are read-only views of the frame.

@@ -20,7 +20,7 @@ from protocol import Heartbeat, encode
 from tests.feed import SMALL_LEARNER, Feeder
 from tests.procs import Procs, Watch, actor_stats
 
-# Simulated ms per update: libgomp's spinning collapse beside a busy process (the h=64 figures).
+# Simulated ms per update: libgomp's spinning collapse beside a busy process (the h=64 figures first reported).
 IDLE = {2: 13.4, 1: 15.5}
 CONTENDED = {2: 171.0, 1: 13.8}
 

@@ -17,7 +17,7 @@ what the learner can train on must show up as untrained (max_debt) or as
 the realtime actor's own dropped steps, never silently. Then SIGINT while
 the debt is large: seconds to exit (no checkpoint path, so no final save).
 The learner runs with --dead-after-s 3 here (10 by default), so a 20 s flood
-spans six death windows; --flood-s 60 runs the issue's full minute.
+spans six death windows; --flood-s 60 runs a full minute.
 
 Ratios are against solo of the same width in the same run (targets: hog1 >=
 0.45, hog2 >= 0.3, flood >= 0.45, false deaths 0, stop <= 2 s). Last line:
@@ -128,7 +128,7 @@ def main() -> None:
     p.add_argument("--hidden", type=int, nargs="+", default=[256, 64])
     p.add_argument("--phase-s", type=float, default=10.0, help="measured seconds per phase")
     p.add_argument("--settle-s", type=float, default=3.0, help="seconds before each phase's window")
-    p.add_argument("--flood-s", type=float, default=20.0, help="measured seconds of flood (the issue asks 60)")
+    p.add_argument("--flood-s", type=float, default=20.0, help="measured seconds of flood (60 for the full test)")
     p.add_argument("--dead-after-s", type=float, default=3.0, help="the learner's dead_after_s")
     p.add_argument("--threads", type=int, default=0, help="the learner's --threads (0: its default policy)")
     args = p.parse_args()

@@ -4,7 +4,7 @@ The bound is on what the learner owns: its private (anonymous) memory's growth o
 started, against the replay's computed size plus a stated margin. Raw RSS would mostly measure which
 torch wheel is installed (the CUDA build maps ~420 MB of shared libraries, the CPU build far less).
 
-CI runs 15 s; SACLSTM_SOAK_S=60 (or more) makes it the soak the issue asks for.
+CI runs 10 s; SACLSTM_SOAK_S=60 (or more) makes it a real soak.
 """
 
 from __future__ import annotations
