@@ -17,8 +17,8 @@ import zmq
 
 from actor.config import ActorConfig
 from actor.weights import WeightsSubscriber
-from protocol import SOFTWARE_VERSION, Bye, Heartbeat, Hello, Message, encode
-from protocol.messages import consumed_steps
+from protocol import SOFTWARE_VERSION, Bye, Heartbeat, Hello, Message, Progress, encode
+from protocol.flow import may_step
 from protocol.sockets import SocketOptions, connect, try_send
 
 log = logging.getLogger("saclstm.actor")
@@ -172,15 +172,9 @@ class ActorLink:
             self.flow_waits += 1
             self.flow_wait_s += waited
 
-    def _may_step(self, progress) -> bool:
-        """The learner's slack (steps it may still take in at its UTD) is shared by the actors it knows:
-        this one may step while its own unreceived steps fit in its share. With nothing in flight it
-        may always step: the learner holds all it sent, so waiting could only deadlock."""
-        consumed = consumed_steps(progress.learning_starts, progress.grad_steps, progress.utd)
-        slack = consumed + self.cfg.flow_tolerance - progress.received
-        per_sender = progress.per_sender or {}
-        in_flight = max(0, self.sent - self._sent_base - per_sender.get(self.sender, 0))
-        return in_flight == 0 or in_flight < slack / max(1, len(per_sender))
+    def _may_step(self, progress: Progress) -> bool:
+        """protocol.flow's rule, on what this actor sent to the learner now running."""
+        return may_step(progress, self.sender, self.sent - self._sent_base, self.cfg.flow_tolerance)
 
     def close(self) -> None:
         """Say bye with the final counts, then close. What is queued (bye last) gets `close_linger_s` to

@@ -46,7 +46,7 @@ from learner.threads import apply as apply_threads
 from protocol import EpisodeStart, Experience, Hello, Limits, Progress, Weights, encode
 from protocol.checkpoint import CheckpointError
 from protocol.codec import NATIVE_DECODER
-from protocol.messages import consumed_steps
+from protocol.flow import backlog
 from protocol.scaling import ActionScale
 from protocol.sockets import TOPIC_PROGRESS, TOPIC_WEIGHTS, SocketOptions, bind, bound_endpoint
 
@@ -175,8 +175,8 @@ class Learner:
         """Steps the last session received but had not yet trained on (its UTD debt) are not owed by this
         one. Rate-limited actors pace themselves on received - grad_steps / utd; left in, that backlog
         would hold them back for good (nothing else pays it), so progress leaves it out."""
-        consumed = consumed_steps(self.cfg.learning_starts, self.grad_steps, self.cfg.utd_ratio)
-        self._forgiven = max(0, int(self.ingest.received_steps - consumed))
+        self._forgiven = backlog(self.ingest.received_steps, self.cfg.learning_starts, self.grad_steps,
+                                 self.cfg.utd_ratio)
         if self._forgiven:
             log.info("resume: %d steps received before the restart were not trained on; actors' flow control "
                      "starts from here", self._forgiven)

@@ -142,12 +142,6 @@ class Progress:
     per_sender: dict[str, int] | None = None
 
 
-def consumed_steps(learning_starts: int, grad_steps: int, utd: float) -> float:
-    """Steps a learner has used up: learning_starts, then grad_steps / utd. Flow control paces on
-    received minus this, on both sides of the wire."""
-    return learning_starts + grad_steps / max(utd, 1e-9)
-
-
 Message = Union[Hello, Experience, EpisodeStart, EpisodeEnd, Heartbeat, Bye, Weights, Progress]
 KINDS: dict[str, type] = {
     cls.kind: cls for cls in (Hello, Experience, EpisodeStart, EpisodeEnd, Heartbeat, Bye, Weights, Progress)
