@@ -91,11 +91,6 @@ def inputs(batch: Batch, arch: Arch) -> torch.Tensor:
     return torch.cat(parts, dim=-1) if len(parts) > 1 else batch.obs
 
 
-def critics_of(nets: nn.ModuleList) -> list[Critic]:
-    """A ModuleList's critics, typed: to a type checker its items are plain Modules."""
-    return cast("list[Critic]", list(nets))
-
-
 class SAC:
     """Owns the networks, their optimisers and the temperature."""
 
@@ -104,6 +99,10 @@ class SAC:
         self.actor = Actor(arch).to(self.device)
         self.critics = nn.ModuleList([Critic(arch), Critic(arch)]).to(self.device)
         self.targets = nn.ModuleList([Critic(arch), Critic(arch)]).to(self.device)
+        # The same modules, typed (a ModuleList's items are plain Modules to a type checker); built once, not
+        # per update. .to() and load_state_dict change parameters in place, so these stay the ones trained.
+        self._critic_nets = cast("list[Critic]", list(self.critics))
+        self._target_nets = cast("list[Critic]", list(self.targets))
         self.shared = cfg.torso == "shared"
         if self.shared:
             for nets in (self.critics, self.targets):
@@ -145,24 +144,24 @@ class SAC:
             return x, actor_state, [start, start], [start, start]
         with torch.no_grad():
             if self.shared:
-                critic_states: list[State | None] = [critics_of(self.critics)[0].features(x[:b], start)[1]] * 2
-                target_states: list[State | None] = [critics_of(self.targets)[0].features(x[:b], start)[1]] * 2
+                critic_states: list[State | None] = [self._critic_nets[0].features(x[:b], start)[1]] * 2
+                target_states: list[State | None] = [self._target_nets[0].features(x[:b], start)[1]] * 2
                 return x[b:], critic_states[0], critic_states, target_states
             _, actor_state = self.actor.features(x[:b], actor_state)
-            critic_states = [c.features(x[:b])[1] for c in critics_of(self.critics)]
-            target_states = [c.features(x[:b])[1] for c in critics_of(self.targets)]
+            critic_states = [c.features(x[:b])[1] for c in self._critic_nets]
+            target_states = [c.features(x[:b])[1] for c in self._target_nets]
         return x[b:], actor_state, critic_states, target_states
 
-    def _histories(self, nets: nn.ModuleList, x: torch.Tensor, states: list[State | None]) -> list[torch.Tensor]:
+    def _histories(self, nets: list[Critic], x: torch.Tensor, states: list[State | None]) -> list[torch.Tensor]:
         """Each critic's LSTM output over x: one unroll per torso (one in all when it is shared)."""
         if self.shared:
-            return [critics_of(nets)[0].features(x, states[0])[0]] * 2
-        return [c.features(x, s)[0] for c, s in zip(critics_of(nets), states)]
+            return [nets[0].features(x, states[0])[0]] * 2
+        return [c.features(x, s)[0] for c, s in zip(nets, states)]
 
     @staticmethod
-    def _terms(nets: nn.ModuleList, hs: list[torch.Tensor]) -> list[torch.Tensor]:
+    def _terms(nets: list[Critic], hs: list[torch.Tensor]) -> list[torch.Tensor]:
         """Each critic's history term. (Fusing both heads' products into one wider matmul measured slower.)"""
-        return [c.history_term(h) for c, h in zip(critics_of(nets), hs)]
+        return [c.history_term(h) for c, h in zip(nets, hs)]
 
     def update(self, batch: Batch) -> dict[str, float]:
         """One gradient step on critics, actor and temperature, then Polyak."""
@@ -193,7 +192,7 @@ class SAC:
         alpha = self.log_alpha.exp().detach()
 
         with self._autocast():
-            hs = self._histories(self.critics, x, critic_states)
+            hs = self._histories(self._critic_nets, x, critic_states)
             # One actor unroll serves both the actor loss (steps 0..T-1) and the targets (steps 1..T).
             y = self.actor.head_features(hs[0].detach()) if self.shared else self.actor.features(x, actor_state)[0]
             pi, log_pi = self.actor.sample(y)
@@ -202,17 +201,17 @@ class SAC:
                 if self.shared and not cfg.target_torso:  # DrQ-v2: target heads on the online torso's histories
                     next_hs = [hs[0].detach()] * 2
                 else:
-                    next_hs = self._histories(self.targets, x, target_states)
-                next_terms = self._terms(self.targets, next_hs)
-                next_q = torch.min(*[t.q_from(term[1:], pi[1:]) for t, term in zip(critics_of(self.targets), next_terms)])
+                    next_hs = self._histories(self._target_nets, x, target_states)
+                next_terms = self._terms(self._target_nets, next_hs)
+                next_q = torch.min(*[t.q_from(term[1:], pi[1:]) for t, term in zip(self._target_nets, next_terms)])
                 target = soft_target(reward, terminated, next_q.float(), log_pi[1:].float(), alpha, cfg.gamma)
             # Critic loss on the replayed actions; padding and burn-in masked out.
-            terms = [term[:-1] for term in self._terms(self.critics, hs)]
-            q_values = [c.q_from(term, action).float() for c, term in zip(critics_of(self.critics), terms)]
+            terms = [term[:-1] for term in self._terms(self._critic_nets, hs)]
+            q_values = [c.q_from(term, action).float() for c, term in zip(self._critic_nets, terms)]
             # Actor loss: alpha log pi - min Q(h, pi), through the critics' heads as they are before this
             # step (as Acme's SAC does), with every critic weight and history held fixed.
             q_pi = torch.min(*[c.q_from(term.detach(), pi[:-1], frozen=True)
-                               for c, term in zip(critics_of(self.critics), terms)]).float()
+                               for c, term in zip(self._critic_nets, terms)]).float()
         critic_loss = sum(((q - target).pow(2) * mask).sum() for q in q_values) / count
         log_pi_now = log_pi[:-1].float()
         actor_loss = ((alpha * log_pi_now - q_pi) * mask).sum() / count
