@@ -147,15 +147,17 @@ class Counting(_MemoryEnv):
     def __init__(self, length: int = 64) -> None:
         super().__init__(length, 1)
         self.coins = np.zeros(self.length + 1)
+        self.sums = np.zeros(self.length + 1)
 
     def _start(self) -> None:
         self.coins = self.np_random.choice([-1.0, 1.0], self.length + 1)
+        self.sums = np.cumsum(self.coins)  # D_t for every t at once, not a fresh sum each step
 
     def _obs(self) -> np.ndarray:
         return np.array([self.coins[self.t]], np.float32)
 
     def _target(self) -> float | None:
-        return float(self.coins[:self.t + 1].sum()) / self.length
+        return float(self.sums[self.t]) / self.length
 
     @property
     def memoryless_return(self) -> float:
