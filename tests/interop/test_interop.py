@@ -22,6 +22,7 @@ import zmq
 
 from actor.policy import LocalPolicy
 from protocol import Experience, Hello, Progress, ProtocolError, Weights, decode, encode
+from protocol.scaling import to_policy
 from tests.procs import Procs, Watch, actor_stats
 
 HERE = Path(__file__).resolve().parent
@@ -103,11 +104,6 @@ def test_js_and_python_decoders_agree_on_mutated_frames(node: str) -> None:
     assert not closed, f"known gaps closed (the codec now follows the SPEC there): drop {closed} from KNOWN_GAPS"
 
 
-def to_unit(action: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """SPEC.md: the previous action as the network sees it, in policy units."""
-    return np.clip(2.0 * (action - low) / (high - low) - 1.0, -1.0, 1.0).astype(np.float32)
-
-
 def replay(report: dict[str, Any]) -> int:
     """Every step the bot played, through our numpy policy from the same weights frame and inputs."""
     policies: dict[str, LocalPolicy] = {}
@@ -130,7 +126,7 @@ def replay(report: dict[str, Any]) -> int:
             action = np.asarray(step["action"], np.float32)
             np.testing.assert_allclose(action, policy.to_env(unit), atol=ATOL, rtol=0, err_msg=where)
             assert np.all(action >= policy.low) and np.all(action <= policy.high), where
-            pa, pr = to_unit(action, policy.low, policy.high), step["reward"]
+            pa, pr = to_policy(action, policy.low, policy.high), step["reward"]
             checked += 1
     return checked
 

@@ -21,6 +21,7 @@ from actor.policy import LocalPolicy
 from protocol import Bye, EpisodeEnd, EpisodeStart, Experience, Heartbeat, Hello, Progress, Weights, decode, encode
 from protocol.arch import Arch, actor_layout
 from protocol.messages import SPEC_VERSION
+from protocol.scaling import to_policy
 
 HERE = Path(__file__).parent
 
@@ -332,7 +333,7 @@ def forward() -> dict:
         means.append([float(x) for x in mean])
         log_stds.append([float(x) for x in log_std])
         actions.append([float(x) for x in action])
-        prev = np.clip(2.0 * (action - low) / (high - low) - 1.0, -1.0, 1.0).astype(np.float32)
+        prev = to_policy(action, low, high)
         prev_r = rewards[t]
     return {
         "note": FORWARD_NOTE, "weights_frame_b64": base64.b64encode(frame).decode("ascii"),
