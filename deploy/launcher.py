@@ -263,8 +263,12 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None, default_config: str | None = None) -> int:
-    args = parser().parse_args(argv)
+def main(argv: list[str] | None = None) -> int:
+    return launch(parser().parse_args(argv))
+
+
+def launch(args: argparse.Namespace, default_config: str | None = None) -> int:
+    """A run from parsed `saclstm run` flags (`saclstm demo` parses the same flags under its own name)."""
     config = args.config or default_config
     try:
         cfg = build(RunConfig, read_toml(config, "run"), given_flags(args, RunConfig))
@@ -284,7 +288,7 @@ def demo_parser() -> argparse.ArgumentParser:
 
 def demo(argv: list[str] | None = None) -> int:
     """The built-in default: Pendulum-V, one learner, two actors (deploy/demo.toml)."""
-    demo_parser().parse_args(argv)  # its own usage in errors and --help
+    args = demo_parser().parse_args(argv)  # its own usage in errors and --help
     print(f"saclstm demo: Pendulum-V (Pendulum-v1, angular velocity only), 1 learner + 2 actors, config {DEMO_TOML}",
           file=sys.stderr)
-    return main(argv, default_config=str(DEMO_TOML))
+    return launch(args, default_config=str(DEMO_TOML))
