@@ -148,7 +148,8 @@ class SaclstmTank(Bot):
             if tick is not None:
                 self._turn(tick.turn_number, tick.events, tick.bot_state)
             if not self.ended:  # its turn went before it (or never came): the event alone ends the episode
-                self.brain.apply([m for m in [as_schema(e, self.brain.my_id)] if m is not None])
+                event = as_schema(e, self.brain.my_id)
+                self.brain.apply([event] if event is not None else [])
                 self._finish(terminated=True)
 
     def _queued_ticks(self) -> list[TickEvent]:
