@@ -19,6 +19,7 @@ import msgpack
 
 from learner.replay import SequenceReplay
 from protocol import Bye, EpisodeEnd, EpisodeStart, Experience, Heartbeat, Hello, Limits, ProtocolError, decode
+from protocol.health import ActorHealth
 
 log = logging.getLogger("saclstm.learner")
 
@@ -47,17 +48,15 @@ class SenderStats:
     eval_bots: set[str] = field(default_factory=set)
     said_bye: bool = False
 
-    def as_dict(self, read_up_to: float, dead_after: float) -> dict:
+    def health(self, read_up_to: float, dead_after: float) -> ActorHealth:
         """`age_s`: silence as of the learner's last complete read (not the clock), so queued messages count."""
         age = max(0.0, read_up_to - self.last_seen)
-        return {
-            "sender": self.sender, "age_s": round(age, 3),
-            "alive": not self.said_bye and age < dead_after,
-            "received": self.received, "rejected": self.rejected, "sent": self.sent, "dropped": self.dropped,
-            "lost_msgs": self.lost_msgs, "late_msgs": self.late_msgs, "gaps": self.gaps, "round": self.round,
-            "episodes": self.episodes, "bots": sorted(self.bots), "eval_bots": sorted(self.eval_bots),
-            "bye": self.said_bye,
-        }
+        return ActorHealth(
+            sender=self.sender, age_s=round(age, 3), alive=not self.said_bye and age < dead_after,
+            received=self.received, rejected=self.rejected, sent=self.sent, dropped=self.dropped,
+            lost_msgs=self.lost_msgs, late_msgs=self.late_msgs, gaps=self.gaps, round=self.round,
+            episodes=self.episodes, bots=tuple(sorted(self.bots)), eval_bots=tuple(sorted(self.eval_bots)),
+            bye=self.said_bye)
 
 
 class RateLimitedLog:

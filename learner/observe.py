@@ -1,8 +1,9 @@
 """Where a run's figures go: the metrics socket and JSONL (always), Prometheus and TensorBoard (when asked).
 
-The learner builds one pass line per training pass and one health map per
-second; `Observers` fans them out, so the service loop never knows who
-watches.
+The learner builds one pass line per training pass and one health record
+(protocol/health.py) per second; `Observers` fans them out, so the service
+loop never knows who watches. The socket gets the record's wire map; the
+Prometheus collector reads the record itself.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import zmq
 
 from learner.config import LearnerConfig
 from learner.metrics import MetricsOut
+from protocol.health import Health
 
 log = logging.getLogger("saclstm.learner")
 
@@ -76,10 +78,10 @@ class Observers:
         if self.tb is not None:
             self.tb.episode(ret, env_steps, eval_mode)
 
-    def health(self, fields: dict[str, Any]) -> None:
+    def health(self, health: Health) -> None:
         if self.http is not None:  # first: whoever sees the map on the socket can scrape the same figures
-            self.http.collector.update(fields)
-        self.metrics.health(fields)
+            self.http.collector.update(health)
+        self.metrics.health(health.to_wire())
 
     def ready(self) -> None:
         if self.http is not None:

@@ -2,8 +2,8 @@
 
 A small HTTP server on its own thread, bound to loopback unless told
 otherwise. It never touches the learner's state: the learner hands it a
-fresh health snapshot (a new dict) every second, and a collector turns the
-newest snapshot into conventional series (`saclstm_` prefix, `_total`
+fresh health record (protocol/health.py, immutable) every second, and a
+collector turns the newest one into conventional series (`saclstm_` prefix, `_total`
 counters, `_seconds` units) at scrape time.
 
     /metrics  Prometheus text format
@@ -23,6 +23,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from protocol.health import ActorHealth, Health
+
 STALE_AFTER_S = 5.0
 
 
@@ -30,49 +32,49 @@ class HealthCollector(Collector):
     """Series from the newest health snapshot."""
 
     def __init__(self) -> None:
-        self.snapshot: dict[str, Any] = {}
+        self.snapshot: Health | None = None
         self.updated = 0.0
 
-    def update(self, health: dict[str, Any]) -> None:
+    def update(self, health: Health) -> None:
         self.snapshot, self.updated = health, time.monotonic()
 
-    def collect(self) -> Iterator[Any]:  # noqa: C901 - one flat list of series
+    def collect(self) -> Iterator[Any]:
         h = self.snapshot
-        if not h:
+        if h is None:
             return
-        yield _g("saclstm_uptime_seconds", "seconds since the learner started", h["uptime_s"])
-        yield _c("saclstm_env_steps", "experience steps accepted", h["env_steps"])
-        yield _c("saclstm_grad_steps", "gradient steps taken", h["grad_steps"])
-        yield _c("saclstm_episodes", "episodes reported by actors", h["episodes"])
-        yield _g("saclstm_weights_version", "newest weights version published", h["version"])
-        yield _g("saclstm_utd_target", "target gradient steps per transition", h["utd_target"])
-        yield _g("saclstm_utd_achieved", "achieved gradient steps per transition past learning_starts", h["utd_achieved"])
-        yield _g("saclstm_ingest_transitions_per_second", "accepted steps per second (10 s window)", h.get("ingest_tps", 0.0))
-        yield _g("saclstm_updates_per_second", "gradient steps per second (10 s window)", h.get("updates_per_s", 0.0))
-        yield _g("saclstm_replay_transitions", "trainable transitions in replay", h["replay"]["transitions"])
-        yield _g("saclstm_replay_capacity", "replay capacity in transitions", h["replay"]["capacity"])
-        yield _g("saclstm_replay_bytes", "replay memory, preallocated", h["replay"]["bytes"])
-        if h.get("recent_return") is not None:
-            yield _g("saclstm_episode_return_recent", "mean return of the last 10 training episodes", h["recent_return"])
+        yield _g("saclstm_uptime_seconds", "seconds since the learner started", h.uptime_s)
+        yield _c("saclstm_env_steps", "experience steps accepted", h.env_steps)
+        yield _c("saclstm_grad_steps", "gradient steps taken", h.grad_steps)
+        yield _c("saclstm_episodes", "episodes reported by actors", h.episodes)
+        yield _g("saclstm_weights_version", "newest weights version published", h.version)
+        yield _g("saclstm_utd_target", "target gradient steps per transition", h.utd_target)
+        yield _g("saclstm_utd_achieved", "achieved gradient steps per transition past learning_starts", h.utd_achieved)
+        yield _g("saclstm_ingest_transitions_per_second", "accepted steps per second (10 s window)", h.ingest_tps)
+        yield _g("saclstm_updates_per_second", "gradient steps per second (10 s window)", h.updates_per_s)
+        yield _g("saclstm_replay_transitions", "trainable transitions in replay", h.replay.transitions)
+        yield _g("saclstm_replay_capacity", "replay capacity in transitions", h.replay.capacity)
+        yield _g("saclstm_replay_bytes", "replay memory, preallocated", h.replay.bytes)
+        if h.recent_return is not None:
+            yield _g("saclstm_episode_return_recent", "mean return of the last 10 training episodes", h.recent_return)
         lag = GaugeMetricFamily("saclstm_policy_lag", "learner version minus the version that acted", labels=["quantile"])
-        for q, key in (("0.5", "p50"), ("0.9", "p90"), ("1", "max")):
-            lag.add_metric([q], h["policy_lag"][key])
+        for q, value in (("0.5", h.policy_lag.p50), ("0.9", h.policy_lag.p90), ("1", h.policy_lag.max)):
+            lag.add_metric([q], value)
         yield lag
         rejects = CounterMetricFamily("saclstm_rejects", "frames rejected, by reason", labels=["reason"])
-        for reason, count in h["rejects"].items():
+        for reason, count in h.rejects.items():
             rejects.add_metric([reason], count)
         yield rejects
-        yield from _actor_series(h["actors"])
-        saver = h.get("saver")
-        if saver:
-            yield _c("saclstm_checkpoint_saves", "checkpoints written", saver["saves"])
-            yield _c("saclstm_checkpoint_skipped", "saves skipped while one was in flight", saver["skipped"])
-            yield _c("saclstm_checkpoint_failures", "saves that failed", saver["failures"])
-            yield _c("saclstm_saver_restarts", "saver process restarts", saver["restarts"])
-            yield _g("saclstm_checkpoint_last_save_seconds", "duration of the last save", saver["last_ms"] / 1000)
+        yield from _actor_series(h.actors)
+        saver = h.saver
+        if saver is not None:
+            yield _c("saclstm_checkpoint_saves", "checkpoints written", saver.saves)
+            yield _c("saclstm_checkpoint_skipped", "saves skipped while one was in flight", saver.skipped)
+            yield _c("saclstm_checkpoint_failures", "saves that failed", saver.failures)
+            yield _c("saclstm_saver_restarts", "saver process restarts", saver.restarts)
+            yield _g("saclstm_checkpoint_last_save_seconds", "duration of the last save", saver.last_ms / 1000)
         for key in ("critic_loss", "actor_loss", "alpha"):
-            if key in h.get("losses", {}):
-                yield _g(f"saclstm_{key}", f"{key} of the last training pass", h["losses"][key])
+            if key in h.losses:
+                yield _g(f"saclstm_{key}", f"{key} of the last training pass", h.losses[key])
 
 
 def _g(name: str, doc: str, value: float) -> GaugeMetricFamily:
@@ -83,21 +85,21 @@ def _c(name: str, doc: str, value: float) -> CounterMetricFamily:
     return CounterMetricFamily(name, doc, value=float(value))
 
 
-def _actor_series(actors: list[dict[str, Any]]) -> Iterator[Any]:
-    families = {
-        "sent": CounterMetricFamily("saclstm_actor_sent_steps", "steps the actor handed to its socket", labels=["actor"]),
-        "received": CounterMetricFamily("saclstm_actor_received_steps", "steps the learner accepted", labels=["actor"]),
-        "dropped": CounterMetricFamily("saclstm_actor_dropped_steps", "steps dropped at the actor", labels=["actor"]),
-        "rejected": CounterMetricFamily("saclstm_actor_rejected_steps", "steps the learner rejected", labels=["actor"]),
-    }
+def _actor_series(actors: tuple[ActorHealth, ...]) -> Iterator[Any]:
+    sent = CounterMetricFamily("saclstm_actor_sent_steps", "steps the actor handed to its socket", labels=["actor"])
+    received = CounterMetricFamily("saclstm_actor_received_steps", "steps the learner accepted", labels=["actor"])
+    dropped = CounterMetricFamily("saclstm_actor_dropped_steps", "steps dropped at the actor", labels=["actor"])
+    rejected = CounterMetricFamily("saclstm_actor_rejected_steps", "steps the learner rejected", labels=["actor"])
     alive = GaugeMetricFamily("saclstm_actor_alive", "1 while the actor is heard from", labels=["actor"])
     age = GaugeMetricFamily("saclstm_actor_last_seen_seconds", "seconds since the actor's last message", labels=["actor"])
     for a in actors:
-        for key, fam in families.items():
-            fam.add_metric([a["sender"]], a[key])
-        alive.add_metric([a["sender"]], 1.0 if a["alive"] else 0.0)
-        age.add_metric([a["sender"]], a["age_s"])
-    yield from families.values()
+        sent.add_metric([a.sender], a.sent)
+        received.add_metric([a.sender], a.received)
+        dropped.add_metric([a.sender], a.dropped)
+        rejected.add_metric([a.sender], a.rejected)
+        alive.add_metric([a.sender], 1.0 if a.alive else 0.0)
+        age.add_metric([a.sender], a.age_s)
+    yield from (sent, received, dropped, rejected)
     yield alive
     yield age
 

@@ -47,6 +47,7 @@ from protocol import EpisodeStart, Experience, Hello, Limits, Progress, Weights,
 from protocol.checkpoint import CheckpointError
 from protocol.codec import NATIVE_DECODER
 from protocol.flow import backlog
+from protocol.health import ActorHealth, Health, Lag, ReplayHealth, SaverHealth
 from protocol.scaling import ActionScale
 from protocol.sockets import TOPIC_PROGRESS, TOPIC_WEIGHTS, SocketOptions, bind, bound_endpoint
 
@@ -388,18 +389,18 @@ class Learner:
             "recent_return": self.recent_return(),
         })
 
-    def _actors(self, now: float) -> list[dict[str, Any]]:
+    def _actors(self, now: float) -> tuple[ActorHealth, ...]:
         """Per-actor books; an actor silent past dead_after_s, as of the learner's last complete read of its
         queue, turns dead (logged once, and once when back)."""
         read_at = min(now, self.ingest.read_up_to)
-        actors = [s.as_dict(read_at, self.cfg.dead_after_s) for s in self.ingest.senders.values()]
+        actors = tuple(s.health(read_at, self.cfg.dead_after_s) for s in self.ingest.senders.values())
         for a in actors:
-            if not a["alive"] and not a["bye"] and a["sender"] not in self._dead:
-                self._dead.add(a["sender"])
-                log.warning("actor %s silent for %.0f s: marked dead", a["sender"], a["age_s"])
-            elif a["alive"] and a["sender"] in self._dead:
-                self._dead.discard(a["sender"])
-                log.info("actor %s is back", a["sender"])
+            if not a.alive and not a.bye and a.sender not in self._dead:
+                self._dead.add(a.sender)
+                log.warning("actor %s silent for %.0f s: marked dead", a.sender, a.age_s)
+            elif a.alive and a.sender in self._dead:
+                self._dead.discard(a.sender)
+                log.info("actor %s is back", a.sender)
         return actors
 
     def _report_episodes(self) -> None:
@@ -413,28 +414,28 @@ class Learner:
         train = [r for _, r, ev in self.ingest.returns if not ev][-window:]
         return float(np.mean(train)) if train else None
 
-    def health(self) -> dict[str, Any]:
+    def health(self) -> Health:
+        """The health record of this second (protocol/health.py); observers send its wire map."""
         now = time.monotonic()
         received = self.ingest.received_steps
         past_start = max(0, received - self.cfg.learning_starts)
-        return {
-            "time": time.time(), "uptime_s": now - self._started, "version": self.version, "session": self.session,
-            "grad_steps": self.grad_steps, "env_steps": received, "episodes": self.ingest.episodes_done,
-            "utd_target": self.cfg.utd_ratio, "utd_achieved": self.grad_steps / past_start if past_start else 0.0,
-            "updates_per_s": self._step_rate.add(self.grad_steps), "ingest_tps": self._health_ingest.add(received),
-            "actors": self._actors(now), "losses": self._last_losses,
-            "unread_s": round(max(0.0, now - self.ingest.read_up_to), 3), "debt": round(self.debt, 1),
-            "untrained_steps": int(self.untrained_steps),
-            "threads": self.tuner.stats() if self.tuner is not None else {"threads": torch.get_num_threads()},
-            "rejects": dict(self.ingest.rejects), "policy_lag": lag_summary(self.ingest.lag),
-            "replay": {"transitions": self.replay.transitions if self.replay else 0,
-                       "capacity": self.replay.capacity if self.replay else self.cfg.capacity,
-                       "bytes": self.replay.nbytes if self.replay else 0,
-                       "cleared": self.replay.dropped_by_clear if self.replay else 0},
-            "recent_return": self.recent_return(),
-            "saver": self.files.saver.stats() if self.files is not None else None,
-            "returns": [(t, r, ev) for t, r, ev in list(self.ingest.returns)[-20:]],
-        }
+        replay = self.replay
+        return Health(
+            time=time.time(), uptime_s=now - self._started, version=self.version, session=self.session,
+            grad_steps=self.grad_steps, env_steps=received, episodes=self.ingest.episodes_done,
+            utd_target=self.cfg.utd_ratio, utd_achieved=self.grad_steps / past_start if past_start else 0.0,
+            updates_per_s=self._step_rate.add(self.grad_steps), ingest_tps=self._health_ingest.add(received),
+            actors=self._actors(now), losses=dict(self._last_losses),
+            unread_s=round(max(0.0, now - self.ingest.read_up_to), 3), debt=round(self.debt, 1),
+            untrained_steps=int(self.untrained_steps),
+            threads=dict(self.tuner.stats()) if self.tuner is not None else {"threads": torch.get_num_threads()},
+            rejects=dict(self.ingest.rejects), policy_lag=Lag(**lag_summary(self.ingest.lag)),
+            replay=ReplayHealth(transitions=replay.transitions, capacity=replay.capacity, bytes=replay.nbytes,
+                                cleared=replay.dropped_by_clear) if replay else ReplayHealth(capacity=self.cfg.capacity),
+            recent_return=self.recent_return(),
+            saver=SaverHealth(**self.files.saver.stats()) if self.files is not None else None,
+            returns=tuple(list(self.ingest.returns)[-20:]),
+        )
 
     # -- lifecycle -----------------------------------------------------------------------
 

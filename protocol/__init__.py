@@ -6,6 +6,7 @@ speak the protocol without a deep-learning stack; SPEC.md is the normative text.
 
 from protocol.codec import DEFAULT_LIMITS, Limits, decode, encode, message_fields
 from protocol.errors import REASONS, ProtocolError
+from protocol.health import ActorHealth, Health
 from protocol.messages import (
     KINDS,
     PROTOCOL_VERSION,
@@ -25,5 +26,5 @@ SOFTWARE_VERSION = "0.1.0"
 __all__ = [
     "DEFAULT_LIMITS", "Limits", "decode", "encode", "message_fields", "REASONS", "ProtocolError", "KINDS",
     "PROTOCOL_VERSION", "Bye", "EpisodeEnd", "EpisodeStart", "Experience", "Heartbeat", "Hello", "Message",
-    "Progress", "Weights", "SOFTWARE_VERSION",
+    "Progress", "Weights", "SOFTWARE_VERSION", "ActorHealth", "Health",
 ]
