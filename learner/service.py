@@ -31,31 +31,31 @@ from typing import Any
 
 import numpy as np
 import torch
-import zmq
 
 from learner.config import LearnerConfig
 from learner.ingest import Ingest, store
 from learner.metrics import Rate, lag_summary
-from learner.networks import Arch, actor_to_blob, blob_rev
+from learner.model import Carried, Model, build_model, first_model, waiting_limits
+from learner.networks import actor_to_blob, blob_rev
 from learner.observe import Observers
 from learner.persistence import Persistence
 from learner.replay import SequenceReplay
-from learner.sac import SAC, Batch, SACConfig
-from learner.state import restore, snapshot
+from learner.sac import SAC, Batch
+from learner.state import snapshot
 from learner.threads import apply as apply_threads
-from protocol import EpisodeStart, Experience, Hello, Limits, Progress, Weights, encode
-from protocol.checkpoint import CheckpointError
+from learner.transport import Transport
+from protocol import EpisodeStart, Experience, Hello, Progress, Weights, encode
 from protocol.codec import NATIVE_DECODER
 from protocol.flow import backlog
 from protocol.health import ActorHealth, Health, Lag, ReplayHealth, SaverHealth
-from protocol.scaling import ActionScale
-from protocol.sockets import TOPIC_PROGRESS, TOPIC_WEIGHTS, SocketOptions, bind, bound_endpoint
+from protocol.sockets import TOPIC_PROGRESS, TOPIC_WEIGHTS
 
 log = logging.getLogger("saclstm.learner")
 
 
 class Learner:
-    """Owns the sockets, the replay, the SAC state and the books; `run` is the loop above."""
+    """The loop above and its books. It composes the wire (`Transport`, learner/transport.py), the model and
+    where it starts from (learner/model.py), ingest (learner/ingest.py) and the files (`Persistence`)."""
 
     def __init__(self, cfg: LearnerConfig) -> None:
         self.cfg = cfg
@@ -63,32 +63,11 @@ class Learner:
         self.tuner = apply_threads(cfg.threads, tune=cfg.device == "cpu")  # a GPU's update time is not the threads'
         torch.manual_seed(cfg.seed)
         np.seterr(invalid="ignore")  # the codec's one-dot finiteness check may see NaN on bad input
-        self.ctx = zmq.Context()
-        keys, self._auth = None, None
-        if cfg.curve_secret:
-            from protocol.curve import ServerKeys
-
-            keys = ServerKeys.load(cfg.curve_secret, cfg.curve_allowed)
-            self._auth = keys.start_authenticator(self.ctx)
-            log.info("CURVE on: clients allowed from %s", cfg.curve_allowed)
-        elif cfg.insecure_bind:
-            log.warning("no CURVE keys and insecure_bind: anyone who can reach these endpoints may push experience "
-                        "and read the weights")
-        # libzmq's hard cap is twice the accepted size: a frame between the two reaches the codec and is
-        # counted as too_large; only a frame past the cap is dropped by libzmq (with the connection).
-        opts = SocketOptions(max_message_bytes=2 * cfg.max_message_bytes, rcvhwm=10000, sndhwm=16)
-        self.pull = bind(self.ctx, zmq.PULL, cfg.ingest, opts, keys)
-        self.pub = bind(self.ctx, zmq.PUB, cfg.weights, opts, keys)
-        self.metrics_sock = bind(self.ctx, zmq.PUB, cfg.metrics, SocketOptions(sndhwm=100), keys)
-        self.endpoints = {name: bound_endpoint(s) for name, s in
-                          (("ingest", self.pull), ("weights", self.pub), ("metrics", self.metrics_sock))}
-        self.observers = Observers(cfg, self.metrics_sock)
-        self.ingest = Ingest(Limits(max_message_bytes=cfg.max_message_bytes, obs_dim=cfg.obs_dim, act_dim=cfg.act_dim,
-                                    state_dim=cfg.hidden), self._hello, self._experience, self._episode_start)
-        self.sac: SAC | None = None
-        self.replay: SequenceReplay | None = None
-        self.low = self.high = np.zeros(0, np.float32)
-        self.scale = ActionScale(self.low, self.high)
+        self.transport = Transport(cfg)
+        self.endpoints = self.transport.endpoints
+        self.observers = Observers(cfg, self.transport.metrics)
+        self.ingest = Ingest(waiting_limits(cfg), self._hello, self._experience, self._episode_start)
+        self.model: Model | None = None  # until the first hello, when neither a checkpoint nor the config has dims
         self.version = 0
         self.grad_steps = 0
         self._forgiven = 0  # see _forgive_backlog
@@ -107,70 +86,39 @@ class Learner:
         self._dead: set[str] = set()
         self._episodes_seen = 0
         self._seq = 0
-        # The first Adam of a process costs about a second (torch.optim's lazy imports); pay it now,
-        # not when the first hello is waiting for weights.
-        torch.optim.Adam([torch.zeros(1, requires_grad=True)])
         self.files: Persistence | None = None
         if cfg.weights_path:
             self.files = Persistence(cfg)
             self.stop_hooks.append(self._final_save)
             self.version = self.files.noted_version()  # even a fresh start publishes above what went out before
-            if self._resume():
-                return
-        if cfg.obs_dim and cfg.act_dim and cfg.act_low and cfg.act_high:
-            self._build(cfg.obs_dim, cfg.act_dim, np.array(cfg.act_low, np.float32), np.array(cfg.act_high, np.float32))
+        model, carried = first_model(cfg, self.files)
+        if model is not None:
+            self._adopt(model, carried)
 
     # -- model ---------------------------------------------------------------------------
 
-    def _build(self, obs_dim: int, act_dim: int, low: np.ndarray, high: np.ndarray, publish: bool = True) -> None:
-        cfg = self.cfg
-        arch = Arch(obs_dim, act_dim, cfg.hidden, cfg.fc, cfg.prev_action, cfg.prev_reward,
-                    act_low=tuple(float(x) for x in low), act_high=tuple(float(x) for x in high))
-        sac_cfg = SACConfig(cfg.gamma, cfg.tau, cfg.actor_lr, cfg.critic_lr, cfg.alpha_lr, cfg.init_alpha, cfg.burn_in,
-                            cfg.grad_clip, cfg.amp, cfg.use_stored_state, cfg.torso,
-                            cfg.target_torso, memory_horizon=cfg.memory_horizon)
-        self.sac = SAC(arch, sac_cfg, cfg.device)
-        # Stored actor states cost 2 x hidden floats per chunk slot: kept only when training starts from them.
-        self.replay = SequenceReplay(cfg.capacity, cfg.seq_len, cfg.overlap, obs_dim, act_dim,
-                                     state_dim=cfg.hidden if cfg.use_stored_state else 0,
-                                     opponent_policy=cfg.opponent_policy, seed=cfg.seed)
-        self.low, self.high = low.astype(np.float32), high.astype(np.float32)
-        self.scale = ActionScale(self.low, self.high)
-        self.ingest.limits = Limits(max_message_bytes=cfg.max_message_bytes, obs_dim=obs_dim, act_dim=act_dim,
-                                    state_dim=cfg.hidden, act_low=arch.act_low, act_high=arch.act_high)
-        log.info("model: obs_dim %d, act_dim %d, hidden %d; replay %d transitions, %d chunk slots of %d steps, %.1f MiB",
-                 obs_dim, act_dim, cfg.hidden, self.replay.capacity, self.replay.slots, cfg.seq_len,
-                 self.replay.nbytes / 2**20)
-        if publish:
-            self._new_version()
+    @property
+    def sac(self) -> SAC | None:
+        return None if self.model is None else self.model.sac
 
-    # -- checkpoints ---------------------------------------------------------------------
+    @property
+    def replay(self) -> SequenceReplay | None:
+        return None if self.model is None else self.model.replay
 
-    def _resume(self) -> bool:
-        """Continue from the newest valid checkpoint, if any; weights versions continue upward."""
-        assert self.files is not None
-        found = self.files.newest()
-        if found is None:
-            return False
-        path, meta, tensors = found
-        arch = Arch.from_wire(meta["arch"])
-        self._build(arch.obs_dim, arch.act_dim, np.array(arch.act_low, np.float32), np.array(arch.act_high, np.float32),
-                    publish=False)
-        assert self.sac is not None and self.replay is not None
-        try:
-            restore(self.sac, tensors)
-        except CheckpointError as exc:
-            log.warning("checkpoint: %s does not fit (%s); starting fresh", path, exc)
-            self._build(arch.obs_dim, arch.act_dim, self.low, self.high, publish=False)
-        else:
-            self.version = max(int(meta["version"]), self.files.noted_version())
-            self.grad_steps = int(meta["grad_steps"])
-            self.ingest.received_steps = int(meta.get("env_steps", 0))
-            self.ingest.episodes_done = int(meta.get("episodes", 0))
-            self.files.load_replay(self.replay)
+    def _adopt(self, model: Model, carried: Carried | None) -> None:
+        """Train `model` from here on, carrying on a checkpoint's books when there was one (weights versions
+        continue upward), and publish its weights."""
+        self.model = model
+        self.ingest.limits = model.limits
+        if carried is not None:
+            self.version = max(carried.version, self.version)  # the version note may be ahead of the checkpoint
+            self.grad_steps = carried.grad_steps
+            self.ingest.received_steps = carried.env_steps
+            self.ingest.episodes_done = carried.episodes
             self._forgive_backlog()
         self._new_version()
-        return True
+
+    # -- checkpoints ---------------------------------------------------------------------
 
     def _forgive_backlog(self) -> None:
         """Steps the last session received but had not yet trained on (its UTD debt) are not owed by this
@@ -202,13 +150,13 @@ class Learner:
 
     def _hello(self, msg: Hello) -> str | None:
         """Adopt the first hello's shapes when none were configured; refuse a hello that disagrees."""
-        if self.sac is None:
-            self._build(msg.obs_dim, msg.act_dim, msg.act_low, msg.act_high)
-        assert self.sac is not None
-        arch = self.sac.arch
+        if self.model is None:
+            self._adopt(build_model(self.cfg, msg.obs_dim, msg.act_dim, msg.act_low, msg.act_high), None)
+        assert self.model is not None
+        arch = self.model.sac.arch
         if (msg.obs_dim, msg.act_dim) != (arch.obs_dim, arch.act_dim):
             return "dims_mismatch"
-        if not (np.allclose(msg.act_low, self.low) and np.allclose(msg.act_high, self.high)):
+        if not (np.allclose(msg.act_low, self.model.low) and np.allclose(msg.act_high, self.model.high)):
             return "bounds_mismatch"
         now = time.monotonic()
         if now - self._last_hello_publish > 0.05:  # a burst of hellos costs one publish
@@ -233,20 +181,18 @@ class Learner:
         if not NATIVE_DECODER:
             log.warning("native experience decoder not built (no C compiler at install): experience decodes "
                         "in pure Python, ~6x slower per message; reinstall where a C compiler is available")
-        poller = zmq.Poller()
-        poller.register(self.pull, zmq.POLLIN)
         try:
             while not self._stopping:
-                self.step(poller)
+                self.step()
         finally:
             self.close()
 
-    def step(self, poller: zmq.Poller) -> None:
+    def step(self) -> None:
         """One pass: drain, train, publish, report."""
         timeout = 0 if self.debt >= 1 else 50
         read_at = time.monotonic()
         drained = 0
-        if poller.poll(timeout):
+        if self.transport.wait(timeout):
             drained = self._drain(read_at)
         else:
             self.ingest.read_up_to = time.monotonic()  # nothing came in the wait: read up to its end
@@ -274,9 +220,8 @@ class Learner:
         """At most max_drain messages; one that finds the queue empty tells liveness it is read up to `read_at`."""
         steps = 0
         for _ in range(self.cfg.max_drain):
-            try:
-                frame = self.pull.recv(zmq.NOBLOCK, copy=False).buffer  # decode copies what it keeps
-            except zmq.Again:
+            frame = self.transport.receive()
+            if frame is None:
                 self.ingest.read_up_to = read_at  # all that had arrived when this read began is read
                 break
             before = self.ingest.received_steps
@@ -303,14 +248,15 @@ class Learner:
                 self._untrained_logged = self.untrained_steps
 
     def _train(self) -> tuple[int, dict[str, float]]:
-        if self.sac is None or self.replay is None or self.debt < 1 or self.replay.n_live == 0:
+        model = self.model
+        if model is None or self.debt < 1 or model.replay.n_live == 0:
             return 0, {}
         totals: dict[str, float] = {}
         n, limit, start = 0, min(int(self.debt), self.cfg.max_steps_per_pass), time.monotonic()
         while n < limit and not self._stopping:  # a stop waits for one gradient step at most
-            batch = self._batch()
+            batch = self._batch(model)
             began = time.perf_counter()
-            out = self.sac.update(batch)
+            out = model.sac.update(batch)
             if self.tuner is not None:
                 self.tuner.record(time.perf_counter() - began)
             for key, value in out.items():
@@ -326,10 +272,9 @@ class Learner:
                 break  # drain again: the debt carries over
         return n, {k: v / n for k, v in totals.items()} if n else {}
 
-    def _batch(self) -> Batch:
-        assert self.replay is not None and self.sac is not None
-        s = self.replay.sample(self.cfg.batch_size, self.scale)
-        dev = self.sac.device
+    def _batch(self, model: Model) -> Batch:
+        s = model.replay.sample(self.cfg.batch_size, model.scale)
+        dev = model.sac.device
 
         def t(a: np.ndarray | None) -> torch.Tensor | None:
             return None if a is None else torch.from_numpy(a).to(dev, non_blocking=True)
@@ -354,10 +299,7 @@ class Learner:
             return
         self.observers.ready()
         self._last_publish = time.monotonic()
-        try:
-            self.pub.send_multipart([TOPIC_WEIGHTS, self._blob], zmq.NOBLOCK, copy=False)
-        except zmq.Again:
-            pass
+        self.transport.publish(TOPIC_WEIGHTS, self._blob)
 
     def _publish_progress(self) -> None:
         self._last_progress = time.monotonic()
@@ -365,10 +307,7 @@ class Learner:
                        self.ingest.received_steps - self._forgiven - int(self.untrained_steps), self.grad_steps,
                        self.cfg.utd_ratio, self.cfg.learning_starts, self.version, self.session,
                        {name: s.received for name, s in self.ingest.senders.items()})
-        try:
-            self.pub.send_multipart([TOPIC_PROGRESS, encode(msg)], zmq.NOBLOCK)
-        except zmq.Again:
-            pass
+        self.transport.publish(TOPIC_PROGRESS, encode(msg))
 
     def _next_seq(self) -> int:
         self._seq += 1
@@ -450,9 +389,5 @@ class Learner:
                 log.exception("stop hook failed")
         self.observers.health(self.health())
         self.observers.close()
-        for sock in (self.pull, self.pub, self.metrics_sock):
-            sock.close(linger=200)
-        if self._auth is not None:
-            self._auth.stop()
-        self.ctx.term()
+        self.transport.close()
         log.info("learner stopped after %d gradient steps, version %d", self.grad_steps, self.version)

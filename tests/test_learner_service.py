@@ -8,6 +8,7 @@ from pathlib import Path
 
 import msgpack
 import numpy as np
+import pytest
 import zmq
 
 from protocol import Experience, Hello, ProtocolError, Weights, decode, encode
@@ -143,3 +144,68 @@ def test_learner_books_the_vector_sequence_as_the_spec_says(procs: Procs, eps: d
         push.close(0)
         ctx.term()
         watch.close()
+
+
+def test_the_transport_binds_all_three_endpoints_or_none(eps: dict[str, str]) -> None:
+    """learner/transport.py: a bind that fails (the metrics endpoint is taken) names the endpoint and releases
+    the two already bound; close() releases all three, so the next learner on these endpoints can bind."""
+    from learner.config import LearnerConfig
+    from learner.transport import Transport
+
+    cfg = LearnerConfig(ingest=eps["ingest"], weights=eps["weights"], metrics=eps["metrics"])
+    ctx = zmq.Context()
+    squatter = ctx.socket(zmq.PUB)
+    squatter.setsockopt(zmq.LINGER, 0)
+    squatter.bind(eps["metrics"])
+    try:
+        with pytest.raises(OSError, match=eps["metrics"]) as failed:
+            Transport(cfg)
+    finally:
+        squatter.close(0)
+        ctx.term()
+    first = Transport(cfg)  # `failed` holds the error, whose traceback holds the half-made transport
+    assert first.endpoints == eps and "Address already in use" in str(failed.value)
+    first.close()
+    Transport(cfg).close()
+
+
+def test_the_first_model_resumes_what_fits_and_starts_fresh_from_what_does_not(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """learner/model.py, the one place a learner's first model is decided: none on disk, the configured dims;
+    a checkpoint that fits, its state and books; one that passes the architecture check but fails to load
+    part-way (a target tensor missing, the actor already loaded), a fresh model of its shapes, no books."""
+    from dataclasses import asdict
+
+    from learner.config import LearnerConfig
+    from learner.model import Carried, first_model
+    from learner.persistence import Persistence
+    from learner.state import snapshot
+    from protocol.checkpoint import encode_checkpoint, write_atomic
+
+    cfg = LearnerConfig(weights_path=str(tmp_path / "live.sacl"), obs_dim=3, act_dim=1, act_low=(-2.0,),
+                        act_high=(2.0,), hidden=16, fc=16, seq_len=8, overlap=4, capacity=1000)
+    files = Persistence(cfg)
+    try:
+        built, carried = first_model(cfg, files)
+        assert built is not None and carried is None
+        meta = {"version": 7, "grad_steps": 5, "env_steps": 300, "episodes": 2, "arch": built.sac.arch.to_wire(),
+                "config": asdict(cfg)}
+        tensors = snapshot(built.sac)
+        nets = [k for k in tensors if k.startswith(("actor.", "critics.", "targets.", "log_alpha"))]
+        for key in nets:
+            tensors[key] = tensors[key] + 1  # not what a fresh model starts from
+        write_atomic(tmp_path / "ckpt-000000000005.sacl", encode_checkpoint(meta, tensors))
+        resumed, carried = first_model(cfg, files)
+        assert resumed is not None and carried == Carried(version=7, grad_steps=5, env_steps=300, episodes=2)
+        assert all(np.array_equal(snapshot(resumed.sac)[k], tensors[k]) for k in nets)
+
+        nets.remove(missing := next(k for k in nets if k.startswith("targets.")))
+        del tensors[missing]
+        write_atomic(tmp_path / "ckpt-000000000006.sacl", encode_checkpoint({**meta, "grad_steps": 6}, tensors))
+        with caplog.at_level("WARNING", logger="saclstm.learner"):
+            fresh, carried = first_model(cfg, files)
+        assert fresh is not None and carried is None
+        assert not any(np.array_equal(snapshot(fresh.sac)[k], tensors[k]) for k in nets)
+        assert "ckpt-000000000006.sacl does not fit" in caplog.text and "starting fresh" in caplog.text
+    finally:
+        files.saver.close()
