@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from protocol.config import ConfigError, add_flags, build, check, given_flags, read_toml
+from protocol.health import Health, HealthReader
 from protocol.lifeline import child_env
 from protocol.sockets import HealthFeed
 
@@ -82,7 +83,12 @@ class Launcher:
         self.checkpoint = Path(learner_toml.get("weights_path") or self.dir / "checkpoints" / "live.sacl")
         self.stopping = False
         self.children: list[Child] = []
-        self.health: dict[str, Any] = {}
+        self._health = HealthReader(lambda text: print(text, file=sys.stderr))
+
+    @property
+    def health(self) -> Health:
+        """The learner's newest health record (all zeros before its first)."""
+        return self._health.latest
 
     # -- children --------------------------------------------------------------------------
 
@@ -164,8 +170,7 @@ class Launcher:
             if learner.proc is not None and learner.proc.poll() is not None:
                 print(f"the learner exited with {learner.proc.returncode} at start:\n{self.tail('learner')}", file=sys.stderr)
                 return False
-            if feed.poll(200):
-                self.health = feed.latest
+            if feed.poll(200) and self._health.take(feed.latest):
                 return True
         if not self.stopping:
             print(f"the learner did not come up within {self.cfg.start_timeout_s:.0f} s:\n{self.tail('learner')}",
@@ -176,9 +181,10 @@ class Launcher:
         from deploy.progress import ProgressView
 
         with ProgressView(self.cfg.env_steps, enabled=self.cfg.progress) as view:
+            fresh = False
             while not self.stopping:
-                feed.poll(0)
-                self.health = feed.latest or self.health
+                if feed.poll(0) or fresh:
+                    self._health.take(feed.latest)
                 view.update(self.health)
                 if learner.proc is not None and learner.proc.poll() is not None:
                     view.stop()
@@ -188,7 +194,7 @@ class Launcher:
                     self._check_actor(i, child, share[i], view)
                 if all(c.done for c in actors):
                     return True
-                feed.poll(250)
+                fresh = feed.poll(250)
         return False
 
     def _check_actor(self, i: int, child: Child, steps: int, view: Any) -> None:
@@ -201,8 +207,8 @@ class Launcher:
             view.log(f"{child.name} crashed {child.restarts + 1} times; giving up on it:\n{self.tail(child.name)}")
             child.done = True
             return
-        stats: dict[str, Any] = next((a for a in self.health.get("actors", []) if a["sender"] == child.name), {})
-        left = max(1, steps - stats.get("received", 0))
+        books = self.health.actor(child.name)
+        left = max(1, steps - (books.received if books is not None else 0))
         child.restarts += 1
         view.log(f"{child.name} exited with {child.proc.returncode}; restarting it ({child.restarts}/{self.cfg.max_restarts}) "
                  f"for its last {left} steps")
@@ -216,7 +222,7 @@ class Launcher:
         assert child.proc is not None
         while child.proc.poll() is None and not self.stopping:
             if feed.poll(500):
-                self.health = feed.latest
+                self._health.take(feed.latest)
         self._stop(child, 30)
         path = self.dir / "eval.json"
         return json.loads(path.read_text()) if path.exists() else None
@@ -230,12 +236,12 @@ class Launcher:
         if self.metrics_path.exists() and self.metrics_path.stat().st_size:
             png = plot_curves(self.metrics_path, self.dir / "curves.png", eval_return, title=str(self.dir))
         h = self.health
-        drops = sum(a.get("dropped", 0) for a in h.get("actors", []))
+        drops = sum(a.dropped for a in h.actors)
         lines = [
             "", "── saclstm run summary " + "─" * 40,
-            f"env steps        {h.get('env_steps', 0):,}   gradient steps {h.get('grad_steps', 0):,}   "
-            f"achieved UTD {h.get('utd_achieved', 0):.2f} (target {h.get('utd_target', 0)})",
-            f"weights version  {h.get('version', 0)}   dropped steps {drops}   rejects {h.get('rejects') or 'none'}",
+            f"env steps        {h.env_steps:,}   gradient steps {h.grad_steps:,}   "
+            f"achieved UTD {h.utd_achieved:.2f} (target {h.utd_target})",
+            f"weights version  {h.version}   dropped steps {drops}   rejects {h.rejects or 'none'}",
             f"eval return      {eval_return:.1f} (mean of {len(returns)} deterministic episodes)"
             if eval_return is not None else "eval return      not measured",
             f"metrics          {self.metrics_path}",
@@ -246,7 +252,7 @@ class Launcher:
         print("\n".join(lines))
         (self.dir / "summary.json").write_text(json.dumps({
             "eval_return": eval_return, "eval_returns": returns,
-            "health": h, "learner_exit": learner_code, "completed": ok and not self.stopping,
+            "health": h.to_wire(), "learner_exit": learner_code, "completed": ok and not self.stopping,
             "curves": str(png) if png else None}, indent=1, default=str))
         return 0 if ok and learner_code == 0 else 1
 

@@ -11,28 +11,29 @@ from typing import Any
 import msgpack
 import zmq
 
+from protocol.health import Health, HealthReader
 
-def _table(h: dict[str, Any]) -> Any:
+
+def _table(h: Health) -> Any:
     from rich.console import Group
     from rich.table import Table
 
-    ret = h.get("recent_return")
+    ret = h.recent_return
     head = Table.grid(padding=(0, 3))
-    head.add_row(f"uptime {h['uptime_s']:.0f} s", f"weights v{h['version']}", f"env steps {h['env_steps']:,}",
-                 f"grad steps {h['grad_steps']:,}", f"UTD {h['utd_achieved']:.2f} / {h['utd_target']:g}",
-                 f"ingest {h.get('ingest_tps', 0):,.0f}/s", f"return {ret:.1f}" if ret is not None else "return -")
-    rep = h["replay"]
-    saver = h.get("saver") or {}
-    head.add_row(f"replay {rep['transitions']:,}/{rep['capacity']:,}", f"lag p50 {h['policy_lag']['p50']:.0f} "
-                 f"max {h['policy_lag']['max']:.0f}", f"rejects {h['rejects'] or 'none'}",
-                 f"saves {saver.get('saves', '-')} failed {saver.get('failures', '-')}" if saver else "checkpoints off")
+    head.add_row(f"uptime {h.uptime_s:.0f} s", f"weights v{h.version}", f"env steps {h.env_steps:,}",
+                 f"grad steps {h.grad_steps:,}", f"UTD {h.utd_achieved:.2f} / {h.utd_target:g}",
+                 f"ingest {h.ingest_tps:,.0f}/s", f"return {ret:.1f}" if ret is not None else "return -")
+    saver = h.saver
+    head.add_row(f"replay {h.replay.transitions:,}/{h.replay.capacity:,}", f"lag p50 {h.policy_lag.p50:.0f} "
+                 f"max {h.policy_lag.max:.0f}", f"rejects {h.rejects or 'none'}",
+                 f"saves {saver.saves} failed {saver.failures}" if saver else "checkpoints off")
     actors = Table(title="actors")
     for col in ("actor", "state", "last seen", "sent", "received", "dropped", "rejected", "episodes"):
         actors.add_column(col, justify="right" if col not in ("actor", "state") else "left")
-    for a in h["actors"]:
-        state = "[green]alive" if a["alive"] else ("bye" if a["bye"] else "[red]DEAD")
-        actors.add_row(a["sender"], state, f"{a['age_s']:.1f} s", f"{a['sent']:,}", f"{a['received']:,}",
-                       f"{a['dropped']:,}", f"{a['rejected']:,}", str(a["episodes"]))
+    for a in h.actors:
+        state = "[green]alive" if a.alive else ("bye" if a.bye else "[red]DEAD")
+        actors.add_row(a.sender, state, f"{a.age_s:.1f} s", f"{a.sent:,}", f"{a.received:,}",
+                       f"{a.dropped:,}", f"{a.rejected:,}", str(a.episodes))
     return Group(head, actors)
 
 
@@ -67,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         sub.setsockopt(zmq.SUBSCRIBE, b"metrics")
     sub.connect(args.endpoint)
     seen, last = 0, time.monotonic()
+    reader = HealthReader(lambda text: print(f"saclstm monitor: {text}", file=sys.stderr))
     live = None
     if not args.json:
         from rich.live import Live
@@ -84,11 +86,13 @@ def main(argv: list[str] | None = None) -> int:
             last = time.monotonic()
             data = msgpack.unpackb(payload, strict_map_key=False)
             if topic == b"health":
+                if not reader.take(data):
+                    continue  # reported on stderr (once per reason), not counted
                 seen += 1
-            if args.json:
+            if args.json:  # the map as the learner sent it (keys a newer learner adds included), once it decodes
                 print(json.dumps({"topic": topic.decode(), **data}), flush=True)
             elif topic == b"health" and live is not None:
-                live.update(_table(data))
+                live.update(_table(reader.latest))
     except KeyboardInterrupt:
         pass
     finally:

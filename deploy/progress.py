@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from protocol.health import Health
 
 
 class ProgressView:
@@ -33,23 +33,21 @@ class ProgressView:
             self.progress.stop()
             self.enabled = False
 
-    def update(self, h: dict[str, Any]) -> None:
-        if not h:
-            return
-        ret = h.get("recent_return")
-        drops = sum(a.get("dropped", 0) for a in h.get("actors", []))
-        stats = (f"grad {h.get('grad_steps', 0):,}  UTD {h.get('utd_achieved', 0):.2f}/{h.get('utd_target', 0):g}  "
-                 f"return {ret:.0f}  " if ret is not None else
-                 f"grad {h.get('grad_steps', 0):,}  UTD {h.get('utd_achieved', 0):.2f}/{h.get('utd_target', 0):g}  ")
-        stats += f"v{h.get('version', 0)}  drops {drops}"
+    def update(self, h: Health) -> None:
+        ret = h.recent_return
+        drops = sum(a.dropped for a in h.actors)
+        stats = f"grad {h.grad_steps:,}  UTD {h.utd_achieved:.2f}/{h.utd_target:g}  "
+        if ret is not None:
+            stats += f"return {ret:.0f}  "
+        stats += f"v{h.version}  drops {drops}"
         if self.enabled:
-            self.progress.update(self.task, completed=min(h.get("env_steps", 0), self.total), stats=stats)
+            self.progress.update(self.task, completed=min(h.env_steps, self.total), stats=stats)
             return
         import time
 
         if time.monotonic() - self._last_line >= 10:
             self._last_line = time.monotonic()
-            self.console.print(f"env steps {h.get('env_steps', 0):,}/{self.total:,}  {stats}", highlight=False)
+            self.console.print(f"env steps {h.env_steps:,}/{self.total:,}  {stats}", highlight=False)
 
     def log(self, text: str) -> None:
         (self.progress.console if self.enabled else self.console).print(text, highlight=False)

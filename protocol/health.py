@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import types
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Union, get_args, get_origin, get_type_hints
 
@@ -137,6 +138,29 @@ class Health:
     def actor(self, sender: str) -> ActorHealth | None:
         """The books on one actor, or None before the learner has heard from it."""
         return next((a for a in self.actors if a.sender == sender), None)
+
+
+class HealthReader:
+    """The newest record of a learner's health feed, for watchers that must outlive a bad map (the launchers,
+    the monitor): a map that does not decode is counted and skipped, the last good record stays, and each
+    distinct reason is reported once rather than once a second."""
+
+    def __init__(self, report: Callable[[str], None]) -> None:
+        self.latest = Health()
+        self.skipped = 0
+        self._report, self._reported = report, set[str]()
+
+    def take(self, wire: Any) -> bool:
+        """Decode `wire` into `latest`; False (and `latest` unchanged) when it does not decode."""
+        try:
+            self.latest = Health.from_wire(wire)
+        except ValueError as exc:
+            self.skipped += 1
+            if str(exc) not in self._reported:
+                self._reported.add(str(exc))
+                self._report(f"skipped a health map that does not decode: {exc}")
+            return False
+        return True
 
 
 def _plain(record: Any) -> dict[str, Any]:

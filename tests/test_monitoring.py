@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from protocol.health import Health
 from tests.procs import ROOT, Procs, Watch, actor_stats, free_port
 
 pytestmark = pytest.mark.slow
@@ -57,6 +58,9 @@ def test_monitor_prometheus_dead_actor_tensorboard_plot(procs: Procs, eps: dict[
         assert out.returncode == 0, out.stderr
         lines = [json.loads(line) for line in out.stdout.splitlines()]
         assert len(lines) == 2 and all(line["topic"] == "health" for line in lines)
+        for line in lines:  # the real learner's map decodes, and the record writes it back key for key
+            wire = {k: v for k, v in line.items() if k != "topic"}
+            assert Health.from_wire(wire).to_wire() == wire
         seen = {a["sender"]: a for a in lines[-1]["actors"]}
         assert {"m1", "m2"} <= set(seen) and all(seen[n]["alive"] and seen[n]["sent"] > 0 for n in ("m1", "m2"))
 

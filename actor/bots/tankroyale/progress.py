@@ -9,6 +9,8 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
+from protocol.health import Health
+
 
 class BattleView:
     """A live table on a terminal; with enabled=False (CI, pipes) one status line every 10 s instead."""
@@ -34,14 +36,15 @@ class BattleView:
             self.enabled = False
 
     def status(self) -> str:
-        t, h = self.trainer, self.trainer.health
+        t = self.trainer
+        h: Health = t.health
         turns, skipped = t.turns(), t.skipped_turns()
         budget = f"/{t.cfg.rounds}" if t.cfg.rounds else ""
         pct = f" ({100 * skipped / (2 * turns):.2f}% of bot-turns)" if turns else ""
         return (f"rounds {len(t.log.rounds)}{budget}  turns {turns:,}  skipped {skipped}{pct}  "
-                f"env steps {h.get('env_steps', 0):,}  grad {h.get('grad_steps', 0):,}  "
-                f"UTD {h.get('utd_achieved', 0):.2f}/{h.get('utd_target', 0):g}  "
-                f"{h.get('updates_per_s', 0):.0f} upd/s  v{h.get('version', 0)}  "
+                f"env steps {h.env_steps:,}  grad {h.grad_steps:,}  "
+                f"UTD {h.utd_achieved:.2f}/{h.utd_target:g}  "
+                f"{h.updates_per_s:.0f} upd/s  v{h.version}  "
                 f"{time.monotonic() - self._started:.0f} s")
 
     def table(self) -> Table:

@@ -29,6 +29,7 @@ from typing import Any
 from actor.bots.tankroyale.battle import Arena, Children, RoundLog, free_port
 from actor.bots.tankroyale.engine import Setup
 from protocol.config import ConfigError, add_flags, build, check, given_flags, read_toml
+from protocol.health import Health, HealthReader
 from protocol.sockets import HealthFeed
 
 TANK_TOML = Path(__file__).resolve().parents[3] / "deploy" / "tank.toml"
@@ -111,10 +112,15 @@ class TankTrainer:
         self.log = RoundLog(self.dir / "rounds.jsonl")
         self.servers: list[Any] = []
         self.arenas: list[Arena] = []
-        self.health: dict[str, Any] = {}
+        self._health = HealthReader(lambda text: print(text, file=sys.stderr))
         self.stopping = False
         self._lock = threading.Lock()
         self._games_claimed = 0
+
+    @property
+    def health(self) -> Health:
+        """The learner's newest health record (all zeros before its first)."""
+        return self._health.latest
 
     # -- processes -------------------------------------------------------------------------
 
@@ -194,8 +200,7 @@ class TankTrainer:
                 print(f"the learner exited with {learner.returncode} at start:\n{self.children.tail('learner')}",
                       file=sys.stderr)
                 return False
-            if feed.poll(200):
-                self.health = feed.latest
+            if feed.poll(200) and self._health.take(feed.latest):
                 return True
         return False
 
@@ -203,11 +208,11 @@ class TankTrainer:
         from actor.bots.tankroyale.progress import BattleView
 
         pace = Pace(self._utd(), self.cfg.tanks, self.cfg.max_tps) if self.cfg.tps == 0 else None
-        last = (time.monotonic(), self.health.get("env_steps", 0), self.health.get("grad_steps", 0))
+        last = (time.monotonic(), self.health.env_steps, self.health.grad_steps)
         with BattleView(self, enabled=self.cfg.progress) as view:
             while not self.stopping:
                 if feed.poll(250):
-                    self.health = feed.latest
+                    self._health.take(feed.latest)
                 view.update()
                 if (problem := self._problem()) is not None:
                     view.stop()
@@ -217,7 +222,7 @@ class TankTrainer:
                     return True
                 now = time.monotonic()
                 if pace is not None and now - last[0] >= 5.0:
-                    env, grad = self.health.get("env_steps", 0), self.health.get("grad_steps", 0)
+                    env, grad = self.health.env_steps, self.health.grad_steps
                     tps = pace.update(env - last[1], grad - last[2], grad > 0)
                     for arena in self.arenas:
                         arena.tps_wanted = tps
@@ -225,7 +230,7 @@ class TankTrainer:
         return False
 
     def _utd(self) -> float:
-        return float(self.health.get("utd_target") or 1.0)
+        return float(self.health.utd_target or 1.0)
 
     def _problem(self) -> str | None:
         learner = self.children.procs["learner"]
@@ -262,12 +267,12 @@ class TankTrainer:
         learner = self.children.procs.get("learner")
         deadline = time.monotonic() + timeout
         while learner is not None and learner.poll() is None and time.monotonic() < deadline:
-            books = {a["sender"]: a for a in self.health.get("actors", [])}
-            if all(t in books and books[t].get("bye") and books[t]["received"] + books[t]["rejected"]
-                   >= books[t]["sent"] for t in tanks):
+            books = {a.sender: a for a in self.health.actors}
+            if all(t in books and books[t].bye and books[t].received + books[t].rejected >= books[t].sent
+                   for t in tanks):
                 return
             if feed.poll(250):
-                self.health = feed.latest
+                self._health.take(feed.latest)
 
     def _summary(self, ok: bool) -> int:
         from actor.bots.tankroyale.curves import plot_rounds
@@ -284,10 +289,10 @@ class TankTrainer:
                    f"mean score {v['mean_score']:.1f}" for name, v in per.items()),
                  f"turns            {turns:,}, each played by 2 bots; bot-turns skipped {skipped:,}"
                  + (f" ({100 * skipped / (2 * turns):.2f}%)" if turns else ""),
-                 *(f"  {a['sender']:<13} sent {a['sent']:,} = received {a['received']:,} + rejected "
-                   f"{a['rejected']:,}; dropped at the tank {a['dropped']:,}" for a in h.get("actors", [])),
-                 f"learner          env steps {h.get('env_steps', 0):,}   gradient steps {h.get('grad_steps', 0):,}"
-                 f"   achieved UTD {h.get('utd_achieved', 0):.2f} (target {h.get('utd_target', 0)})",
+                 *(f"  {a.sender:<13} sent {a.sent:,} = received {a.received:,} + rejected "
+                   f"{a.rejected:,}; dropped at the tank {a.dropped:,}" for a in h.actors),
+                 f"learner          env steps {h.env_steps:,}   gradient steps {h.grad_steps:,}"
+                 f"   achieved UTD {h.utd_achieved:.2f} (target {h.utd_target})",
                  f"rounds log       {self.log.path}",
                  f"curves           {png}" if png else "curves           none (no round ended)",
                  f"checkpoint       {self.checkpoint}" if self.checkpoint.exists() else "checkpoint       none",
@@ -295,7 +300,7 @@ class TankTrainer:
         print("\n".join(lines))
         (self.dir / "summary.json").write_text(json.dumps({
             "completed": ok, "rounds": len(self.log.rounds), "by_opponent": per, "last50": recent,
-            "turns": turns, "skipped_turns": skipped, "health": h, "curves": str(png) if png else None},
+            "turns": turns, "skipped_turns": skipped, "health": h.to_wire(), "curves": str(png) if png else None},
             indent=1, default=str))
         return 0 if ok else 1
 
