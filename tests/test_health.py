@@ -146,3 +146,22 @@ def test_readers_render_a_decoded_record() -> None:
     view.console = Console(file=(out := io.StringIO()), width=200)
     view.update(Health.from_wire(WIRE))
     assert "env steps 1,200/2,000" in out.getvalue() and "return -812" in out.getvalue() and "drops 4" in out.getvalue()
+
+
+def test_prometheus_series_come_from_the_record() -> None:
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from learner.prometheus import HealthCollector
+
+    collector = HealthCollector()
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(collector)
+    assert generate_latest(registry) == b""  # nothing before the first record
+    collector.update(Health.from_wire(WIRE))
+    text = generate_latest(registry).decode()
+    for series in ("saclstm_grad_steps_total 900.0", "saclstm_updates_per_second 21.5",
+                   'saclstm_policy_lag{quantile="0.9"} 2.0', 'saclstm_rejects_total{reason="undecodable"} 2.0',
+                   'saclstm_actor_dropped_steps_total{actor="ev"} 4.0', 'saclstm_actor_alive{actor="ev"} 0.0',
+                   "saclstm_checkpoint_saves_total 3.0", "saclstm_checkpoint_last_save_seconds 0.0125",
+                   "saclstm_critic_loss 0.5", "saclstm_episode_return_recent -812.5"):
+        assert series in text, series
