@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import msgpack
 
-from learner.replay import SequenceReplay
+from learner.replay import SequenceReplay, StepBatch
 from protocol import Bye, EpisodeEnd, EpisodeStart, Experience, Heartbeat, Hello, Limits, ProtocolError, decode
 from protocol.health import ActorHealth
 
@@ -224,5 +224,6 @@ def store(replay: SequenceReplay, msg: Experience) -> None:
     """An accepted experience batch into replay: what the learner does with each (its ingest benchmark too).
     Actions stay in the bot's units; replay.sample scales them."""
     state = (msg.h0, msg.c0) if msg.h0 is not None and msg.c0 is not None else None
-    replay.add((msg.sender, msg.bot), msg.episode, msg.t0, msg.version, msg.obs, msg.action, msg.reward,
-               msg.next_obs, bool(msg.terminated[-1]), bool(msg.truncated[-1]), msg.prev_action, state, msg.prev_reward)
+    # In StepBatch's field order, not by keyword: keywords cost about a microsecond more per batch, on the ingest path.
+    replay.add(StepBatch((msg.sender, msg.bot), msg.episode, msg.t0, msg.obs, msg.action, msg.reward, msg.next_obs,
+                         bool(msg.terminated[-1]), bool(msg.truncated[-1]), msg.prev_action, msg.prev_reward, state))

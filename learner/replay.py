@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -33,10 +34,18 @@ from protocol import DEFAULT_LIMITS
 OPPONENT_POLICIES = ("keep", "clear")
 EXPORT_FORMAT = 3  # the replay file layout `export` writes and `load` reads
 
-# Columns of the per-chunk metadata table. PREV_GIVEN: the step before the chunk is in the ring or came
-# with the batch; 0 for an episode's first chunk, whose previous action is zero in the policy's units.
-FILL, CONTEXT, TERMINAL, STREAM, HAS_STATE, PREV_GIVEN = range(6)
-
+# What the chunk table holds about a chunk besides its steps: one int64 each, in the order of the
+# replay file's c_meta columns.
+CHUNK_META = np.dtype([
+    ("fill", np.int64),  # steps the chunk holds, the rest is padding; 0: the slot is empty or dropped
+    ("context", np.int64),  # leading steps shared with the previous chunk: context only, masked out of the losses
+    ("terminal", np.int64),  # its last step ended the episode by termination (not truncation)
+    ("stream", np.int64),  # the id of its stream in this process; -1 when loaded from a file
+    ("has_state", np.int64),  # it carries the recurrent state its segment's first batch brought
+    # The step before the chunk is in the ring or came with the batch; 0 for an episode's first chunk,
+    # whose previous action is zero in the policy's units.
+    ("prev_given", np.int64),
+])
 
 MIN_CHUNKS_HELD = 2  # the ring must hold a chunk being trained while the next one is written
 
@@ -46,27 +55,98 @@ def min_capacity(seq_len: int) -> int:
     return MIN_CHUNKS_HELD * seq_len
 
 
-@dataclass
-class _Stream:
-    """Where one stream stands in its episode, and the steps its open chunk may still need."""
+class StepBatch(NamedTuple):
+    """Consecutive steps of one episode of one stream, as one experience batch brought them; its last
+    step may end the episode. A named tuple rather than a frozen dataclass: one is built for every
+    batch ingested, and a tuple builds in a quarter of the time."""
 
-    sid: int
+    key: tuple[str, str]  # the stream: (actor process, bot)
+    episode: int
+    t0: int  # the episode step of obs[0]
+    obs: np.ndarray  # (n, obs_dim)
+    action: np.ndarray  # (n, act_dim), in the bot's units
+    reward: np.ndarray  # (n,)
+    next_obs: np.ndarray  # (n, obs_dim)
+    terminated: bool  # the last step ended the episode (no bootstrap past it)
+    truncated: bool  # the episode was cut off after the last step
+    prev_action: np.ndarray | None = None  # the action before obs[0], when the batch brought it
+    prev_reward: float | None = None  # and the reward before it
+    state: tuple[np.ndarray, np.ndarray] | None = None  # (h0, c0): the actor's recurrent state at obs[0]
+
+    def piece(self, s: int, e: int) -> StepBatch:
+        """Steps s..e-1 as a batch of their own: the episode's end goes with the last piece, what
+        came before the batch with the first."""
+        first, last = s == 0, e == len(self.reward)
+        return StepBatch(self.key, self.episode, self.t0 + s, self.obs[s:e], self.action[s:e], self.reward[s:e],
+                         self.next_obs[s:e], self.terminated and last, self.truncated and last,
+                         self.prev_action if first else None, self.prev_reward if first else None,
+                         self.state if first else None)
+
+
+@dataclass(frozen=True)
+class _Chunks:
+    """The chunk table: slot i of every array is one chunk, which names its steps by their absolute
+    numbers (ring row = number % capacity)."""
+
+    steps: np.ndarray  # (C, L + 1) int64: the step before the chunk (-1: none in the ring), then its steps
+    meta: np.ndarray  # (C,) CHUNK_META
+    rows: np.ndarray  # (C, 6) int64: meta's memory as plain rows: the replay file's c_meta, one write per row template
+    next_obs: np.ndarray  # (C, obs_dim): the observation after the last step
+    prev_action: np.ndarray  # (C, act_dim) and
+    prev_reward: np.ndarray  # (C,): what came before a segment's first chunk when its batch brought it
+    state: np.ndarray | None  # (C, 2, state_dim): h0, c0 a segment's first batch brought; None without state
+
+    @staticmethod
+    def allocate(slots: int, seq_len: int, obs_dim: int, act_dim: int, state_dim: int) -> _Chunks:
+        meta = np.zeros(slots, CHUNK_META)
+        return _Chunks(steps=np.full((slots, seq_len + 1), -1, np.int64), meta=meta,
+                       rows=meta.view(np.int64).reshape(slots, -1),
+                       next_obs=np.zeros((slots, obs_dim), np.float32),
+                       prev_action=np.zeros((slots, act_dim), np.float32), prev_reward=np.zeros(slots, np.float32),
+                       state=np.zeros((slots, 2, state_dim), np.float32) if state_dim else None)
+
+    @property
+    def nbytes(self) -> int:
+        held = (self.steps, self.meta, self.next_obs, self.prev_action, self.prev_reward, self.state)
+        return sum(a.nbytes for a in held if a is not None)
+
+
+@dataclass
+class _OpenChunk:
+    """A stream's open chunk: the segment's recent step numbers it is cut from, and where it starts."""
+
     hist: np.ndarray  # step numbers of the segment's recent steps, hist[:h]; hist[start - 1] is the step before the open chunk
     windows: np.ndarray  # every (seq_len + 1)-long window of hist: a view, made once
-    full: np.ndarray  # the metadata row of a full chunk of this stream
-    prev_action: np.ndarray  # the action before the segment, when the batch brought it
-    state: np.ndarray
+    next_obs: np.ndarray  # the latest batch's next observations
     h: int = 0
     start: int = 1
     context: int = 0  # leading steps of the open chunk that are context only (shared with the previous chunk)
+    first: bool = True  # the open chunk is the segment's first
+
+
+@dataclass
+class _SegmentStart:
+    """What a segment's first batch brought, for the segment's first chunk only."""
+
+    prev_action: np.ndarray  # the action before the segment (zero when the batch did not bring it)
+    state: np.ndarray  # (2, state_dim): h0, c0
     prev_reward: float = 0.0
-    next_obs: np.ndarray | None = None  # the latest batch's next observations
+    prev_given: bool = False  # the batch brought the action and reward before it
+    has_state: bool = False
+
+
+@dataclass
+class _Stream:
+    """One stream (one bot of one actor): where it stands in its episode, its open chunk, and what
+    its current segment began with."""
+
+    sid: int
+    full: np.ndarray  # the meta row of a full chunk of this stream, as int64 (see _Chunks.rows)
+    open: _OpenChunk
+    segment: _SegmentStart
     episode: int = -1
     next_t: int = 0
     opponent: str | None = None
-    first: bool = True  # the open chunk is the segment's first
-    prev_given: bool = False  # the segment's batch brought the action and reward before it
-    has_state: bool = False
     ended: bool = True
 
 
@@ -114,19 +194,13 @@ class SequenceReplay:
         self.s_action = np.zeros((N, act_dim), np.float32)
         self.s_reward = np.zeros(N, np.float32)
         self._head = 0  # number of the next step; steps below head - capacity are gone
-        self.c_steps = np.full((C, L + 1), -1, np.int64)  # the step before the chunk (-1: none in the ring), then its steps
-        self.c_meta = np.zeros((C, 6), np.int64)  # see FILL etc. above; fill 0 = empty or dropped
-        self.c_next_obs = np.zeros((C, obs_dim), np.float32)  # the observation after the last step
-        self.c_prev_action = np.zeros((C, act_dim), np.float32)  # when the segment's batch brought them
-        self.c_prev_reward = np.zeros(C, np.float32)
-        self.c_state = np.zeros((C, 2, state_dim), np.float32) if state_dim else None
+        self._chunks = _Chunks.allocate(C, L, obs_dim, act_dim, state_dim)
         self._next_slot = 0
         # Rows by (context, fill): the loss mask (1 on context..fill-1), the steps that exist (< fill), the last one.
         steps, upto = np.arange(L), np.arange(L + 1)[:, None]
         self._masks = ((steps >= upto[:, :, None]) & (steps < upto[None, :, :])).astype(np.float32)
         self._valid = (steps < upto).astype(np.float32)
         self._last = (steps == upto - 1).astype(np.float32)
-        self._ramp = np.arange(self._piece + 2, dtype=np.int64)
         self._streams: dict[tuple[str, str], _Stream] = {}
         self._live = np.zeros(0, np.int64)  # live slots as of the last refresh
         self._transitions = 0
@@ -138,7 +212,7 @@ class SequenceReplay:
     @property
     def nbytes(self) -> int:
         fixed = sum(a.nbytes for name, a in vars(self).items() if isinstance(a, np.ndarray) and name != "_live")
-        return fixed + 8 * self.slots  # the live list is rebuilt as it goes, at most one int64 per slot
+        return fixed + self._chunks.nbytes + 8 * self.slots  # the live list is rebuilt as it goes, at most one int64 per slot
 
     @property
     def capacity(self) -> int:
@@ -168,10 +242,13 @@ class SequenceReplay:
         if stream is None:
             L, sid = self.seq_len, len(self._streams)
             hist = np.zeros(L + self._piece + 3, np.int64)
+            full = np.zeros(1, CHUNK_META)
+            full["fill"], full["context"], full["stream"], full["prev_given"] = L, self.overlap, sid, 1
             stream = self._streams[key] = _Stream(
-                sid=sid, hist=hist, windows=np.lib.stride_tricks.sliding_window_view(hist, L + 1),
-                full=np.array([L, self.overlap, 0, sid, 0, 1], np.int64),
-                prev_action=np.zeros(self.act_dim, np.float32), state=np.zeros((2, self.state_dim), np.float32))
+                sid=sid, full=full.view(np.int64),
+                open=_OpenChunk(hist=hist, windows=np.lib.stride_tricks.sliding_window_view(hist, L + 1),
+                                next_obs=np.zeros((0, self.obs_dim), np.float32)),
+                segment=_SegmentStart(prev_action=np.zeros(self.act_dim, np.float32), state=np.zeros((2, self.state_dim), np.float32)))
         return stream
 
     def episode_start(self, key: tuple[str, str], opponent: str) -> bool:
@@ -184,35 +261,28 @@ class SequenceReplay:
             return True
         return False
 
-    def add(self, key: tuple[str, str], episode: int, t0: int, version: int, obs: np.ndarray, action: np.ndarray,
-            reward: np.ndarray, next_obs: np.ndarray, terminated: bool, truncated: bool,
-            prev_action: np.ndarray | None = None, state: tuple[np.ndarray, np.ndarray] | None = None,
-            prev_reward: float | None = None) -> None:
+    def add(self, batch: StepBatch) -> None:
         """Append consecutive steps of one episode; the batch's last step may end the episode.
-        A batch that does not continue the stream starts a new segment. (`version`, the weights
-        that acted, is accepted for the callers' sake; replay does not keep it.)"""
-        n, piece = len(reward), self._piece
+        A batch that does not continue the stream starts a new segment."""
+        n, piece = len(batch.reward), self._piece
         if n > piece:  # a batch bigger than a piece goes in as consecutive pieces
             for s in range(0, n, piece):
-                e = min(n, s + piece)
-                self.add(key, episode, t0 + s, version, obs[s:e], action[s:e], reward[s:e], next_obs[s:e],
-                         terminated and e == n, truncated and e == n, prev_action if s == 0 else None,
-                         state if s == 0 else None, prev_reward if s == 0 else None)
+                self.add(batch.piece(s, min(n, s + piece)))
             return
-        stream = self._stream(key)
-        if stream.ended or episode != stream.episode or t0 != stream.next_t:
+        stream = self._streams.get(batch.key) or self._stream(batch.key)
+        if stream.ended or batch.episode != stream.episode or batch.t0 != stream.next_t:
             self._commit_open(stream, False)
-            self._begin(stream, t0, prev_action, state, prev_reward)
-        self._write(obs, action, reward)
-        h = stream.h
-        stream.hist[h:h + n] = self._ramp[:n]
-        stream.hist[h:h + n] += self._head - n
-        stream.h, stream.next_obs = h + n, next_obs
-        ended = terminated or truncated
+            self._begin(stream, batch)
+        self._write(batch.obs, batch.action, batch.reward)
+        chunk = stream.open
+        h = chunk.h
+        chunk.hist[h:h + n] = np.arange(self._head - n, self._head)  # the new steps' numbers
+        chunk.h, chunk.next_obs = h + n, batch.next_obs
+        ended = batch.terminated or batch.truncated
         self._commit_full(stream, ended)
-        stream.episode, stream.next_t = episode, t0 + n
+        stream.episode, stream.next_t = batch.episode, batch.t0 + n
         if ended:
-            self._commit_open(stream, terminated)
+            self._commit_open(stream, batch.terminated)
             stream.ended = True
 
     def _write(self, obs: np.ndarray, action: np.ndarray, reward: np.ndarray) -> None:
@@ -226,17 +296,20 @@ class SequenceReplay:
         self._dirty = True  # steps went: chunks that needed them are no longer live
         self.s_obs[r:r + n], self.s_action[r:r + n], self.s_reward[r:r + n] = obs, action, reward
 
-    def _begin(self, stream: _Stream, t0: int, prev_action: np.ndarray | None,
-               state: tuple[np.ndarray, np.ndarray] | None, prev_reward: float | None) -> None:
-        stream.hist[0] = -1  # no step before the segment's first chunk in the ring
-        stream.h, stream.start, stream.context = 1, 1, 0
-        stream.ended, stream.first = False, True
-        stream.prev_given = prev_action is not None and t0 > 0
-        stream.prev_action[:] = prev_action if stream.prev_given else 0.0
-        stream.prev_reward = float(prev_reward) if (prev_reward is not None and t0 > 0) else 0.0
-        stream.has_state = state is not None and self.state_dim > 0 and state[0].shape == (self.state_dim,)
-        if stream.has_state and state is not None:
-            stream.state[0], stream.state[1] = state
+    def _begin(self, stream: _Stream, batch: StepBatch) -> None:
+        """A new segment: an empty open chunk with no step before it, and what the batch brought."""
+        chunk, seg = stream.open, stream.segment
+        chunk.hist[0] = -1  # no step before the segment's first chunk in the ring
+        chunk.h, chunk.start, chunk.context, chunk.first = 1, 1, 0, True
+        stream.ended = False
+        mid_episode = batch.t0 > 0
+        seg.prev_given = batch.prev_action is not None and mid_episode
+        seg.prev_action[:] = batch.prev_action if seg.prev_given else 0.0
+        seg.prev_reward = float(batch.prev_reward) if (batch.prev_reward is not None and mid_episode) else 0.0
+        state = batch.state
+        seg.has_state = state is not None and self.state_dim > 0 and state[0].shape == (self.state_dim,)
+        if seg.has_state and state is not None:
+            seg.state[0], seg.state[1] = state
 
     def _commit_full(self, stream: _Stream, ended: bool) -> None:
         """Commit every full chunk the latest batch completed, and open the next one on the last
@@ -245,7 +318,8 @@ class SequenceReplay:
         Chunk j starts `stride * j` steps after the open one, so the chunks' step numbers are
         one strided slice of the stream's windows."""
         L, o, stride = self.seq_len, self.overlap, self.seq_len - self.overlap
-        start, total = stream.start, stream.h
+        chunk, table = stream.open, self._chunks
+        start, total = chunk.start, chunk.h
         room = total - start - L - ended
         if room < 0:
             return
@@ -253,43 +327,46 @@ class SequenceReplay:
         end = start + stride * m  # the next open chunk's start
         a = self._claim(m)
         sl = slice(a, a + m)
-        self.c_steps[sl] = stream.windows[start - 1:end - 1:stride]
-        self.c_meta[sl] = stream.full
-        e = start + L - 1 - (total - len(stream.next_obs))  # type: ignore[arg-type]  # first chunk's last step in the batch
-        self.c_next_obs[sl] = stream.next_obs[e:e + stride * m:stride]  # type: ignore[index]
-        if stream.first:
+        table.steps[sl] = chunk.windows[start - 1:end - 1:stride]
+        table.rows[sl] = stream.full
+        e = start + L - 1 - (total - len(chunk.next_obs))  # first chunk's last step in the batch
+        table.next_obs[sl] = chunk.next_obs[e:e + stride * m:stride]
+        if chunk.first:
             self._first_of_segment(stream, a)
-        self.committed += m * stride + o - stream.context
+        self.committed += m * stride + o - chunk.context
         self._dirty = True
         kept = total - end + 1
-        stream.hist[:kept] = stream.hist[end - 1:total]
-        stream.h, stream.start, stream.context, stream.has_state, stream.first = kept, 1, o, False, False
+        chunk.hist[:kept] = chunk.hist[end - 1:total]
+        chunk.h, chunk.start, chunk.context, chunk.first = kept, 1, o, False
 
     def _commit_open(self, stream: _Stream, terminal: bool) -> None:
         """Commit the open (partial, or episode-ending) chunk, if it holds a step not trained on before."""
-        start, total, context = stream.start, stream.h, stream.context
+        chunk, table = stream.open, self._chunks
+        start, total, context = chunk.start, chunk.h, chunk.context
         fill = total - start
-        stream.h = 0
+        chunk.h = 0
         if stream.ended or fill <= context:
             return
         a = self._claim(1)
-        self.c_steps[a, :fill + 1] = stream.hist[start - 1:total]
-        self.c_steps[a, fill + 1:] = stream.hist[total - 1]  # padding: any step of the chunk will do
-        self.c_meta[a] = stream.full
-        self.c_meta[a, FILL], self.c_meta[a, TERMINAL] = fill, terminal
-        self.c_next_obs[a] = stream.next_obs[-1]  # type: ignore[index]
-        if stream.first:
+        table.steps[a, :fill + 1] = chunk.hist[start - 1:total]
+        table.steps[a, fill + 1:] = chunk.hist[total - 1]  # padding: any step of the chunk will do
+        table.rows[a] = stream.full
+        table.meta["fill"][a], table.meta["terminal"][a] = fill, terminal
+        table.next_obs[a] = chunk.next_obs[-1]
+        if chunk.first:
             self._first_of_segment(stream, a)
         self.committed += fill - context
         self._dirty = True
 
     def _first_of_segment(self, stream: _Stream, slot: int) -> None:
         """What only a segment's first chunk carries: no context, and what came with the batch."""
-        self.c_meta[slot, CONTEXT], self.c_meta[slot, HAS_STATE] = stream.context, stream.has_state
-        self.c_meta[slot, PREV_GIVEN] = stream.prev_given
-        self.c_prev_action[slot], self.c_prev_reward[slot] = stream.prev_action, stream.prev_reward
-        if self.c_state is not None and stream.has_state:
-            self.c_state[slot] = stream.state
+        table, seg = self._chunks, stream.segment
+        meta = table.meta
+        meta["context"][slot], meta["has_state"][slot] = stream.open.context, seg.has_state
+        meta["prev_given"][slot] = seg.prev_given
+        table.prev_action[slot], table.prev_reward[slot] = seg.prev_action, seg.prev_reward
+        if table.state is not None and seg.has_state:
+            table.state[slot] = seg.state
 
     def _claim(self, m: int) -> int:
         """The first of m consecutive chunk slots, the oldest in turn (what they held is gone).
@@ -300,11 +377,12 @@ class SequenceReplay:
 
     def _clear(self, stream: _Stream) -> None:
         self._refresh()
-        doomed = self._live[self.c_meta[self._live, STREAM] == stream.sid]
-        self.dropped_by_clear += _trainable(self.c_meta[doomed])
-        self.c_meta[doomed, FILL] = 0
+        meta = self._chunks.meta
+        doomed = self._live[meta["stream"][self._live] == stream.sid]
+        self.dropped_by_clear += _trainable(meta.take(doomed))
+        meta["fill"][doomed] = 0
         self._dirty = True
-        stream.h = 0
+        stream.open.h = 0
         stream.ended = True
 
     # -- reading ---------------------------------------------------------------------------
@@ -313,9 +391,10 @@ class SequenceReplay:
         """Find the live chunks: filled, and the oldest step each needs still in the ring."""
         if not self._dirty:
             return
-        filled = self.c_meta[:, FILL] > 0
-        self._live = np.flatnonzero(filled & (_oldest(self.c_steps) >= self._head - self._n))
-        self._transitions = _trainable(self.c_meta[self._live])
+        table = self._chunks
+        filled = table.meta["fill"] > 0
+        self._live = np.flatnonzero(filled & (_oldest(table.steps) >= self._head - self._n))
+        self._transitions = _trainable(table.meta.take(self._live))
         self._dirty = False
 
     def sample(self, batch_size: int, scale: Callable[[np.ndarray], np.ndarray] | None = None) -> SampledBatch:
@@ -333,25 +412,26 @@ class SequenceReplay:
 
     def _gather(self, slots: np.ndarray, scale: Callable[[np.ndarray], np.ndarray] | None) -> SampledBatch:
         """Chunks as padded arrays: steps past a chunk's fill are zeros (and masked)."""
-        B, L, N = len(slots), self.seq_len, self._n
-        steps, meta = self.c_steps[slots], self.c_meta[slots]
-        rows, fill = steps[:, 1:] % N, meta[:, FILL]
+        B, L, N, table = len(slots), self.seq_len, self._n, self._chunks
+        steps = table.steps[slots]
+        meta = table.meta.take(slots)  # take: fancy indexing copies structured rows several times slower
+        rows, fill = steps[:, 1:] % N, meta["fill"]
         valid = self._valid[fill]
         obs = np.zeros((B, L + 1, self.obs_dim), np.float32)
         obs[:, :L] = self.s_obs[rows] * valid[..., None]
-        obs[np.arange(B), fill] = self.c_next_obs[slots]
+        obs[np.arange(B), fill] = table.next_obs[slots]
         in_ring, prev_row = steps[:, 0] >= 0, steps[:, 0] % N
         action = self.s_action[rows]
-        prev_action = np.where(in_ring[:, None], self.s_action[prev_row], self.c_prev_action[slots])
+        prev_action = np.where(in_ring[:, None], self.s_action[prev_row], table.prev_action[slots])
         if scale is not None:
             action, prev_action = scale(action), scale(prev_action)
-        prev_action *= meta[:, PREV_GIVEN, None]  # an episode's first action follows a zero, as the actor acts
-        state = self.c_state[slots] if self.c_state is not None and B and meta[:, HAS_STATE].all() else None
+        prev_action *= meta["prev_given"][:, None]  # an episode's first action follows a zero, as the actor acts
+        state = table.state[slots] if table.state is not None and B and meta["has_state"].all() else None
         return SampledBatch(
             obs=obs, action=action * valid[..., None], prev_action=prev_action,
-            prev_reward=np.where(in_ring, self.s_reward[prev_row], self.c_prev_reward[slots]),
-            reward=self.s_reward[rows] * valid, terminated=self._last[fill] * meta[:, TERMINAL, None].astype(np.float32),
-            mask=self._masks[meta[:, CONTEXT], fill],
+            prev_reward=np.where(in_ring, self.s_reward[prev_row], table.prev_reward[slots]),
+            reward=self.s_reward[rows] * valid, terminated=self._last[fill] * meta["terminal"][:, None].astype(np.float32),
+            mask=self._masks[meta["context"], fill],
             h0=None if state is None else state[:, 0], c0=None if state is None else state[:, 1],
         )
 
@@ -361,25 +441,26 @@ class SequenceReplay:
         """The ring's window and the live chunks as plain arrays (for --save-replay), step
         numbers counted from the window's start. Open chunks are not kept."""
         self._refresh()
-        N = self._n
+        N, table = self._n, self._chunks
         lo = max(0, self._head - N)
         rows = np.arange(lo, self._head) % N
         live = self._live
         out: dict[str, np.ndarray] = {"format": np.array([EXPORT_FORMAT], np.int64),
                "obs": self.s_obs[rows], "action": self.s_action[rows], "reward": self.s_reward[rows],
-               "c_steps": _renumber(self.c_steps[live], lo), "c_meta": self.c_meta[live],
-               "c_next_obs": self.c_next_obs[live], "c_prev_action": self.c_prev_action[live],
-               "c_prev_reward": self.c_prev_reward[live]}
-        if self.c_state is not None:
-            out["c_state"] = self.c_state[live]
+               "c_steps": _renumber(table.steps[live], lo), "c_meta": table.rows[live],
+               "c_next_obs": table.next_obs[live], "c_prev_action": table.prev_action[live],
+               "c_prev_reward": table.prev_reward[live]}
+        if table.state is not None:
+            out["c_state"] = table.state[live]
         return out
 
     def load(self, arrays: dict[str, np.ndarray]) -> int:
         """Put an export back (its newest steps and chunks when they do not all fit); returns transitions restored."""
         if "format" not in arrays or int(arrays["format"][0]) != EXPORT_FORMAT:
             raise ValueError(f"replay file layout is not format {EXPORT_FORMAT} (written by another saclstm version)")
+        table = self._chunks
         if (arrays["obs"].shape[1:] != self.s_obs.shape[1:] or arrays["action"].shape[1:] != self.s_action.shape[1:]
-                or arrays["c_steps"].shape[1:] != self.c_steps.shape[1:]):
+                or arrays["c_steps"].shape[1:] != table.steps.shape[1:]):
             raise ValueError(f"replay file steps {arrays['obs'].shape[1:]}/{arrays['action'].shape[1:]} and chunks of "
                              f"{arrays['c_steps'].shape[1:]} do not fit this replay ({self.obs_dim}, {self.act_dim}, {self.seq_len})")
         m = len(arrays["reward"])
@@ -389,15 +470,15 @@ class SequenceReplay:
         self._head = k
         keep = np.flatnonzero(_oldest(arrays["c_steps"]) >= drop)[-self.slots:]
         count = len(keep)
-        self.c_steps[:count] = _renumber(arrays["c_steps"][keep], drop)
-        self.c_meta[:count], self.c_next_obs[:count] = arrays["c_meta"][keep], arrays["c_next_obs"][keep]
-        self.c_prev_action[:count], self.c_prev_reward[:count] = arrays["c_prev_action"][keep], arrays["c_prev_reward"][keep]
-        if self.c_state is not None and "c_state" in arrays and arrays["c_state"].shape[1:] == self.c_state.shape[1:]:
-            self.c_state[:count] = arrays["c_state"][keep]
+        table.steps[:count] = _renumber(arrays["c_steps"][keep], drop)
+        table.rows[:count], table.next_obs[:count] = arrays["c_meta"][keep], arrays["c_next_obs"][keep]
+        table.prev_action[:count], table.prev_reward[:count] = arrays["c_prev_action"][keep], arrays["c_prev_reward"][keep]
+        if table.state is not None and "c_state" in arrays and arrays["c_state"].shape[1:] == table.state.shape[1:]:
+            table.state[:count] = arrays["c_state"][keep]
         else:
-            self.c_meta[:count, HAS_STATE] = 0
-        self.c_meta[:count, STREAM] = -1  # old streams' ids mean nothing to this process
-        self.c_meta[count:, FILL] = 0
+            table.meta["has_state"][:count] = 0
+        table.meta["stream"][:count] = -1  # old streams' ids mean nothing to this process
+        table.meta["fill"][count:] = 0
         self._next_slot = count % self.slots
         self._dirty = True
         self._refresh()
@@ -411,8 +492,8 @@ def _oldest(steps: np.ndarray) -> np.ndarray:
 
 
 def _trainable(meta: np.ndarray) -> int:
-    """Steps the chunks train on: past their context, up to their fill."""
-    return int((meta[:, FILL] - meta[:, CONTEXT]).sum())
+    """Steps the chunks (CHUNK_META rows) train on: past their context, up to their fill."""
+    return int((meta["fill"] - meta["context"]).sum())
 
 
 def _renumber(steps: np.ndarray, by: int) -> np.ndarray:

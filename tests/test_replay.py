@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from learner.replay import SequenceReplay
+from learner.replay import SequenceReplay, StepBatch
 
 D, A = 3, 1
 
@@ -22,8 +22,8 @@ def steps(stream: int, episode: int, t0: int, n: int) -> dict:
 
 
 def feed(replay: SequenceReplay, stream: int, episode: int, t0: int, n: int, end: str = "") -> None:
-    replay.add((f"actor{stream}", "bot"), episode, t0, 1, **steps(stream, episode, t0, n),
-               terminated=end == "terminated", truncated=end == "truncated")
+    replay.add(StepBatch((f"actor{stream}", "bot"), episode, t0, **steps(stream, episode, t0, n),
+                         terminated=end == "terminated", truncated=end == "truncated"))
 
 
 def check_chunks(replay: SequenceReplay) -> None:
@@ -169,6 +169,18 @@ def test_export_and_load_keep_every_trainable_step() -> None:
         SequenceReplay(capacity=400, seq_len=4, overlap=0, obs_dim=D, act_dim=A).load(a.export())
 
 
+def test_the_file_keeps_the_chunk_columns_in_their_order() -> None:
+    """c_meta is int64 fill, context, terminal, stream, has_state, prev_given: files written before load."""
+    replay = SequenceReplay(capacity=400, seq_len=4, overlap=1, obs_dim=D, act_dim=A, state_dim=3)
+    h0 = np.zeros(3, np.float32)
+    replay.add(StepBatch(("actor0", "bot"), 0, 5, **steps(0, 0, 5, 6), terminated=True, truncated=False,
+                         prev_action=np.array([0.5], np.float32), prev_reward=1.0, state=(h0, h0)))
+    feed(replay, 1, 0, 0, 2, end="truncated")
+    meta = replay.export()["c_meta"]
+    assert meta.dtype == np.int64
+    assert meta.tolist() == [[4, 0, 0, 0, 1, 1], [3, 1, 1, 0, 0, 1], [2, 0, 0, 1, 0, 0]]
+
+
 def test_a_file_from_the_old_layout_is_refused_by_name() -> None:
     replay = SequenceReplay(capacity=400, seq_len=8, overlap=2, obs_dim=D, act_dim=A)
     old = {"obs": np.zeros((3, 9, D), np.float32), "mask": np.zeros((3, 8), np.float32)}  # format 1: one copy per chunk
@@ -206,8 +218,8 @@ def test_sample_scales_actions_and_keeps_padding_zero() -> None:
     assert not batch.prev_action.any()  # zero in the policy's units before an episode, as the actor has it
     assert batch.terminated[0].tolist() == [0, 0, 0, 0, 1, 0, 0, 0]
     # A segment that starts mid-episode brings its previous action (in the bot's units), scaled like the rest.
-    replay.add(("actor1", "bot"), 0, 10, 1, **steps(1, 0, 10, 8), terminated=False, truncated=True,
-               prev_action=np.array([0.25], np.float32), prev_reward=3.0)
+    replay.add(StepBatch(("actor1", "bot"), 0, 10, **steps(1, 0, 10, 8), terminated=False, truncated=True,
+                         prev_action=np.array([0.25], np.float32), prev_reward=3.0))
     chunks = replay.chunks()
     mid = chunks.obs[:, 0, 0] == 1
     assert np.allclose(chunks.prev_action[mid], 0.25) and np.allclose(chunks.prev_reward[mid], 3.0)
@@ -216,7 +228,7 @@ def test_sample_scales_actions_and_keeps_padding_zero() -> None:
 def test_a_segments_stored_state_comes_back_with_its_first_chunk_only() -> None:
     replay = SequenceReplay(capacity=1000, seq_len=4, overlap=0, obs_dim=D, act_dim=A, state_dim=3)
     h0, c0 = np.full(3, 0.5, np.float32), np.full(3, -0.5, np.float32)
-    replay.add(("actor0", "bot"), 0, 0, 1, **steps(0, 0, 0, 3), terminated=True, truncated=False, state=(h0, c0))
+    replay.add(StepBatch(("actor0", "bot"), 0, 0, **steps(0, 0, 0, 3), terminated=True, truncated=False, state=(h0, c0)))
     chunks = replay.chunks()
     assert np.array_equal(chunks.h0, [h0]) and np.array_equal(chunks.c0, [c0])
     feed(replay, 1, 0, 0, 8, end="truncated")  # two chunks without a state: a batch of all three has none

@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from actor.envs.memory import DELAYED_RECALL, FIRST_RECALL, fraction  # noqa: E402
 from learner.config import LearnerConfig  # noqa: E402
 from learner.networks import Arch  # noqa: E402
-from learner.replay import SequenceReplay  # noqa: E402
+from learner.replay import SequenceReplay, StepBatch  # noqa: E402
 from learner.sac import SAC, Batch, SACConfig  # noqa: E402
 
 # name -> (env id, kwargs, default step budget)
@@ -168,10 +168,11 @@ def train(env_id: str, kwargs: dict[str, int], steps: int, run: Run, seed: int =
             if done[i] or len(pending[i]) >= run.flush:
                 steps_i = pending[i]
                 h0, c0, pr, pa = start_state[i]
-                replay.add(("bench", f"bot{i}"), int(episodes[i]), int(steps_i[0][0]), 0,
-                           np.stack([s[1] for s in steps_i]), np.stack([s[2] for s in steps_i]),
-                           np.array([s[3] for s in steps_i], np.float32), np.stack([s[4] for s in steps_i]),
-                           False, bool(done[i]), prev_action=pa, state=(h0, c0), prev_reward=pr)
+                replay.add(StepBatch(key=("bench", f"bot{i}"), episode=int(episodes[i]), t0=int(steps_i[0][0]),
+                                     obs=np.stack([s[1] for s in steps_i]), action=np.stack([s[2] for s in steps_i]),
+                                     reward=np.array([s[3] for s in steps_i], np.float32),
+                                     next_obs=np.stack([s[4] for s in steps_i]), terminated=False, truncated=bool(done[i]),
+                                     prev_action=pa, prev_reward=pr, state=(h0, c0)))
                 pending[i] = []
                 start_state[i] = (bots.h[0, i].clone().numpy(), bots.c[0, i].clone().numpy(),
                                   float(bots.prev_r[i]), bots.prev_a[i].copy())
