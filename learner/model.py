@@ -31,7 +31,7 @@ from protocol.scaling import ActionScale
 log = logging.getLogger("saclstm.learner")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # eq=False: compared by identity (fields compared would be arrays)
 class Model:
     """One run's shapes and the state trained on them; `limits` is what ingest accepts for it."""
 
