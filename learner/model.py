@@ -59,14 +59,18 @@ def waiting_limits(cfg: LearnerConfig) -> Limits:
                   state_dim=cfg.hidden)
 
 
+def sac_config(cfg: LearnerConfig) -> SACConfig:
+    """The update's settings out of the learner's: the one place they are mapped (the memory benchmark uses it too)."""
+    return SACConfig(cfg.gamma, cfg.tau, cfg.actor_lr, cfg.critic_lr, cfg.alpha_lr, cfg.init_alpha, cfg.burn_in,
+                     cfg.grad_clip, cfg.amp, cfg.use_stored_state, cfg.torso, cfg.target_torso,
+                     memory_horizon=cfg.memory_horizon)
+
+
 def build_model(cfg: LearnerConfig, obs_dim: int, act_dim: int, low: np.ndarray, high: np.ndarray) -> Model:
     """A fresh model of these shapes (seeded by the process's torch RNG, the replay by cfg.seed)."""
     arch = Arch(obs_dim, act_dim, cfg.hidden, cfg.fc, cfg.prev_action, cfg.prev_reward,
                 act_low=tuple(float(x) for x in low), act_high=tuple(float(x) for x in high))
-    sac_cfg = SACConfig(cfg.gamma, cfg.tau, cfg.actor_lr, cfg.critic_lr, cfg.alpha_lr, cfg.init_alpha, cfg.burn_in,
-                        cfg.grad_clip, cfg.amp, cfg.use_stored_state, cfg.torso,
-                        cfg.target_torso, memory_horizon=cfg.memory_horizon)
-    sac = SAC(arch, sac_cfg, cfg.device)
+    sac = SAC(arch, sac_config(cfg), cfg.device)
     # Stored actor states cost 2 x hidden floats per chunk slot: kept only when training starts from them.
     replay = SequenceReplay(cfg.capacity, cfg.seq_len, cfg.overlap, obs_dim, act_dim,
                             state_dim=cfg.hidden if cfg.use_stored_state else 0,
@@ -95,7 +99,7 @@ def first_model(cfg: LearnerConfig, files: Persistence | None) -> tuple[Model | 
 
 
 def resume_model(cfg: LearnerConfig, files: Persistence, path: Path, meta: dict[str, Any],
-           tensors: dict[str, np.ndarray]) -> tuple[Model, Carried | None]:
+                 tensors: dict[str, np.ndarray]) -> tuple[Model, Carried | None]:
     """The checkpoint's model, state and replay file; one whose tensors do not fit leaves a fresh model of its
     shapes and nothing carried."""
     arch = Arch.from_wire(meta["arch"])

@@ -76,3 +76,20 @@ def test_replay_and_config_hold_one_capacity_rule() -> None:
         SequenceReplay(capacity=63, seq_len=32, overlap=0, obs_dim=1, act_dim=1)
     build(LearnerConfig, {"capacity": "64", "seq_len": "32", "learning_starts": "16", "batch_size": "16"})
     SequenceReplay(capacity=64, seq_len=32, overlap=0, obs_dim=1, act_dim=1)
+
+
+def test_every_update_setting_reaches_the_update_from_the_learner_config() -> None:
+    """learner.model.sac_config is the one mapping from LearnerConfig to SACConfig: a setting added to the
+    update, or renamed on one side, must not silently keep its default in the service."""
+    from dataclasses import fields
+
+    from learner.model import sac_config
+    from learner.sac import SACConfig
+
+    changed = {"gamma": 0.9, "tau": 0.01, "actor_lr": 1e-4, "critic_lr": 2e-4, "alpha_lr": 5e-4, "init_alpha": 0.5,
+               "burn_in": 4, "grad_clip": 1.0, "amp": True, "use_stored_state": True, "torso": "separate",
+               "target_torso": True, "memory_horizon": 8}
+    assert set(changed) == {f.name for f in fields(SACConfig)}, "a new update setting: give it a value here"
+    cfg = LearnerConfig(**changed, seq_len=64, overlap=32)
+    mapped = sac_config(cfg)
+    assert {name: getattr(mapped, name) for name in changed} == changed

@@ -12,8 +12,8 @@ of the way from the memoryless return (0) to perfect (1), printed beside both.
 Targets: recall_k16 and recall_k32 >= 0.9, recall_k64 >= 0.7 within 100k steps.
 recall_k64 plays 128-step episodes (64 would leave nothing to answer); its
 memoryless return is -32. Settings are LearnerConfig's defaults with hidden =
-fc = 64 (deploy/demo.toml's widths) unless --set; memory_horizon is passed to
-SACConfig here (the learner service must pass it too for the gate init).
+fc = 64 (deploy/demo.toml's widths) unless --set, mapped to the update's
+settings as the learner maps them (learner.model.sac_config).
 
     python tests/bench/bench_memory.py --tasks recall_k4,recall_k16 --steps 40000
     python tests/bench/bench_memory.py --tasks recall_k16 --set memory_horizon=16
@@ -40,9 +40,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from actor.envs.memory import DELAYED_RECALL, FIRST_RECALL, fraction  # noqa: E402
 from learner.config import LearnerConfig  # noqa: E402
+from learner.model import sac_config  # noqa: E402
 from learner.networks import Arch  # noqa: E402
 from learner.replay import SequenceReplay, StepBatch  # noqa: E402
-from learner.sac import SAC, Batch, SACConfig  # noqa: E402
+from learner.sac import SAC, Batch  # noqa: E402
 
 # name -> (env id, kwargs, default step budget)
 TASKS: dict[str, tuple[str, dict[str, int], int]] = {
@@ -64,10 +65,7 @@ class Run:
     flush: int = 16  # steps per experience batch (the actor's flush_steps)
 
     def sac(self, arch: Arch) -> SAC:
-        c = self.cfg
-        return SAC(arch, SACConfig(c.gamma, c.tau, c.actor_lr, c.critic_lr, c.alpha_lr, c.init_alpha, c.burn_in,
-                                   c.grad_clip, c.amp, c.use_stored_state, c.torso, c.target_torso,
-                                   getattr(c, "memory_horizon", 0)))
+        return SAC(arch, sac_config(self.cfg))
 
 
 def run_settings(pairs: list[str], hidden: int = 64) -> Run:
