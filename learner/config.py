@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from learner.replay import MIN_CHUNKS_HELD, OPPONENT_POLICIES, min_capacity
@@ -42,6 +43,8 @@ class LearnerConfig:
                                 "N >= 2 chrono-initialises the LSTMs' gates for N steps and raises overlap to at least "
                                 "burn_in + N (seq_len with it, keeping seq_len - overlap trained steps per chunk), so "
                                 "every trained step has N steps of history with gradients in its chunk")
+    recall_weight: float = _f(3.0, "with memory_horizon N >= 2: weight of the recall loss, which asks the critic "
+                                   "torso's state to name the observations 1..N steps back (up to 8 offsets); 0 = off")
     burn_in: int = _f(0, "leading steps of each chunk that only warm the LSTMs (no gradient, no loss)")
     use_stored_state: bool = _f(False, "start the actor LSTM from the state the actor sent (R2D2)")
     batch_size: int = _f(16, "sequences per gradient step")
@@ -89,6 +92,8 @@ class LearnerConfig:
     log_level: str = _f("INFO", "DEBUG, INFO, WARNING or ERROR")
 
     def __post_init__(self) -> None:
+        check(self.recall_weight >= 0 and math.isfinite(self.recall_weight), "recall_weight", self.recall_weight,
+              "must be 0 (off) or a finite weight above 0")
         check(self.memory_horizon >= 0, "memory_horizon", self.memory_horizon, "must be 0 (off) or a number of steps")
         self._fit_chunks_to_memory()
         check(self.hidden >= 1, "hidden", self.hidden, "must be at least 1")

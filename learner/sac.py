@@ -60,12 +60,19 @@ class SACConfig:
     torso: str = "shared"
     target_torso: bool = True
     memory_horizon: int = 0  # > 1: chrono-initialise every LSTM's gates for memories this many steps long
+    recall_weight: float = 0.0  # > 0 with memory_horizon > 1: the recall loss (see RecallHead), this weighted
 
     def __post_init__(self) -> None:
         if self.torso not in TORSOS:
             raise ValueError(f"torso must be one of {TORSOS}, got {self.torso!r}")
         if not self.target_torso and self.torso != "shared":
             raise ValueError("target_torso = False applies to torso = 'shared' only")
+        if self.recall_weight < 0:
+            raise ValueError(f"recall_weight must be 0 (off) or above, got {self.recall_weight}")
+
+    @property
+    def recalls(self) -> bool:
+        return self.recall_weight > 0 and self.memory_horizon > 1
 
 
 
@@ -112,14 +119,20 @@ class SAC:
             init_memory(net.lstm, cfg.memory_horizon)
         self.targets.load_state_dict(self.critics.state_dict())
         self.targets.requires_grad_(False)
+        # Trained with the critics (their optimiser), after their parameters, so a checkpoint's moments by position
+        # stay where they were for the networks.
+        self.recall = RecallHead(arch, cfg.memory_horizon).to(self.device) if cfg.recalls else None
+        self.last_recall_loss: torch.Tensor | None = None  # the recall loss of the last `losses` call, unweighted
         self.log_alpha = torch.tensor([float(torch.tensor(cfg.init_alpha).log())], device=self.device, requires_grad=True)
         self.target_entropy = -float(arch.act_dim)
         self._actor_params = self.actor_own_parameters()
         # fused: one kernel per optimiser step instead of a dozen per parameter (CPU and CUDA).
         self.actor_opt = torch.optim.Adam(self._actor_params, lr=cfg.actor_lr, fused=True)
-        self.critic_opt = torch.optim.Adam(self.critics.parameters(), lr=cfg.critic_lr, fused=True)
+        critic_trained = [*self.critics.parameters(), *(self.recall.parameters() if self.recall is not None else ())]
+        self.critic_opt = torch.optim.Adam(critic_trained, lr=cfg.critic_lr, fused=True)
         self.alpha_opt = torch.optim.Adam([self.log_alpha], lr=cfg.alpha_lr, fused=True)
-        self._critic_params: list[torch.Tensor] = list(self.critics.parameters())
+        self._critic_params: list[torch.Tensor] = list(self.critics.parameters())  # Polyak's pairs: networks only
+        self._critic_trained: list[torch.Tensor] = critic_trained
         self._target_params: list[torch.Tensor] = list(self.targets.parameters())
 
     def actor_own_parameters(self) -> list[nn.Parameter]:
@@ -166,20 +179,25 @@ class SAC:
     def update(self, batch: Batch) -> dict[str, float]:
         """One gradient step on critics, actor and temperature, then Polyak."""
         critic_loss, actor_loss, alpha_loss, entropy = self.losses(batch)
+        recall_loss = self.last_recall_loss
         # The three losses touch disjoint parameters (every cross path is detached in `losses`; a test
         # holds it), so one backward pass gives each optimiser exactly its own loss's gradient.
         for opt in (self.critic_opt, self.actor_opt, self.alpha_opt):
             opt.zero_grad(set_to_none=True)
         (critic_loss + actor_loss + alpha_loss).backward()
-        self._step(self.critic_opt, self._critic_params)
+        self._step(self.critic_opt, self._critic_trained)
         self._step(self.actor_opt, self._actor_params)
         self._step(self.alpha_opt, None)
         with torch.no_grad():
             torch._foreach_lerp_(self._target_params, self._critic_params, self.cfg.tau)
-        return {
-            "critic_loss": float(critic_loss.detach()), "actor_loss": float(actor_loss.detach()),
+        recall_share = 0.0 if recall_loss is None else self.cfg.recall_weight * float(recall_loss.detach())
+        out = {  # critic_loss reported without the recall share, so it reads the same with or without a horizon
+            "critic_loss": float(critic_loss.detach()) - recall_share, "actor_loss": float(actor_loss.detach()),
             "alpha_loss": float(alpha_loss.detach()), "alpha": float(self.log_alpha.detach().exp()), "entropy": float(entropy),
         }
+        if recall_loss is not None:
+            out["recall_loss"] = float(recall_loss.detach())
+        return out
 
     def losses(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         """Critic, actor and temperature losses (and the policy's entropy) at the current parameters."""
@@ -193,6 +211,8 @@ class SAC:
 
         with self._autocast():
             hs = self._histories(self._critic_nets, x, critic_states)
+            # Kept for the update's report; its weighted share is part of critic_loss below.
+            self.last_recall_loss = None if self.recall is None else self.recall.loss(hs[0][:-1], batch.obs, b, mask)
             # One actor unroll serves both the actor loss (steps 0..T-1) and the targets (steps 1..T).
             y = self.actor.head_features(hs[0].detach()) if self.shared else self.actor.features(x, actor_state)[0]
             pi, log_pi = self.actor.sample(y)
@@ -213,6 +233,8 @@ class SAC:
             q_pi = torch.min(*[c.q_from(term.detach(), pi[:-1], frozen=True)
                                for c, term in zip(self._critic_nets, terms)]).float()
         critic_loss = sum(((q - target).pow(2) * mask).sum() for q in q_values) / count
+        if self.last_recall_loss is not None:
+            critic_loss = critic_loss + cfg.recall_weight * self.last_recall_loss
         log_pi_now = log_pi[:-1].float()
         actor_loss = ((alpha * log_pi_now - q_pi) * mask).sum() / count
         # Temperature: keep the policy's entropy near -|A|.
@@ -225,6 +247,49 @@ class SAC:
         if self.cfg.grad_clip > 0 and params is not None:
             nn.utils.clip_grad_norm_(params, self.cfg.grad_clip)
         opt.step()
+
+
+class RecallHead(nn.Module):
+    """A linear read-out of the critic torso's state that must name the observations 1 .. memory_horizon steps back.
+
+    Why: on a recall task the critic loss alone hardly trains memory. The reward depends on an old observation
+    and on the action, and while the policy still explores, the action's share of the reward hides the old
+    observation's (measured on DelayedRecall k = 16: the critic's state held nothing of x_{t-16} after 28k
+    updates, and plain regression on the same windows learns it only when the action varies little). This loss
+    asks the torso directly for what a memory of N steps holds, as the Memory Gym agents' observation
+    reconstruction does. It reads `offsets`, up to 8 steps back spread evenly on a log scale with N last, so
+    its cost does not grow with N. A step whose offset reaches before the chunk is left out. The loss is the
+    squared error over the variance of what it asks for (1 - R^2, pooled), so its weight means the same for
+    any observation's units.
+    """
+
+    MAX_OFFSETS = 8
+
+    def __init__(self, arch: Arch, horizon: int) -> None:
+        super().__init__()
+        n = min(self.MAX_OFFSETS, horizon)
+        offsets = sorted({max(1, round(horizon ** (i / (n - 1)))) for i in range(n)}) if n > 1 else [horizon]
+        self.register_buffer("offsets", torch.tensor(offsets, dtype=torch.long), persistent=False)
+        self.obs_dim = arch.obs_dim
+        self.out = nn.Linear(arch.hidden, arch.obs_dim * len(offsets))
+
+    def loss(self, h: torch.Tensor, obs: torch.Tensor, burn_in: int, mask: torch.Tensor) -> torch.Tensor:
+        """h [T, B, hidden]: the torso's output at the trained steps (after burn-in); obs [B, T+burn_in+1, D]."""
+        T, B, _ = h.shape
+        offsets = cast(torch.Tensor, self.offsets)
+        idx = torch.arange(burn_in, burn_in + T, device=h.device)[:, None] - offsets[None, :]  # [T, m]
+        reach = (idx >= 0).to(mask.dtype)
+        past = time_major(obs)[idx.clamp(min=0)]  # [T, m, B, D]
+        pred = self.out(h.float()).view(T, B, len(offsets), self.obs_dim).transpose(1, 2)  # [T, m, B, D]
+        weight = reach[:, :, None] * mask[:, None, :]  # [T, m, B]
+        n = weight.sum().clamp(min=1.0)
+        err = (pred - past).pow(2).mean(-1)
+        # Scaled by the asked-for observations' variance (over the batch, pooled over their dims): 1 for a read-out
+        # that knows nothing, whatever the observations' units, 0 for one that names them all.
+        w = weight[..., None]
+        mean = (past * w).sum((0, 1, 2)) / n
+        scale = (((past - mean) ** 2 * w).sum((0, 1, 2)) / n).mean().clamp(min=1e-3).detach()
+        return (err * weight).sum() / n / scale
 
 
 def _tie_torso(owner: nn.Module, user: nn.Module) -> None:

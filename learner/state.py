@@ -17,6 +17,11 @@ from learner.sac import SAC
 from protocol.checkpoint import CheckpointError
 
 _MODULES = ("actor", "critics", "targets")
+
+
+def _modules(sac: SAC) -> tuple[str, ...]:
+    """The networks a checkpoint holds: the recall head too when this learner trains one."""
+    return _MODULES + (("recall",) if sac.recall is not None else ())
 _OPTIMISERS = ("actor_opt", "critic_opt", "alpha_opt")
 
 
@@ -29,7 +34,7 @@ def _np(t: torch.Tensor) -> np.ndarray:
 def snapshot(sac: SAC) -> dict[str, np.ndarray]:
     """Every tensor of the training state, copied."""
     out: dict[str, np.ndarray] = {}
-    for mod in _MODULES:
+    for mod in _modules(sac):
         for name, tensor in getattr(sac, mod).state_dict().items():
             out[f"{mod}.{name}"] = _np(tensor)
     out["log_alpha"] = _np(sac.log_alpha)
@@ -56,7 +61,7 @@ def _check_torso(sac: SAC, tensors: dict[str, np.ndarray]) -> None:
 def restore(sac: SAC, tensors: dict[str, np.ndarray]) -> None:
     """Load a snapshot into `sac` (built with the same architecture); shapes are checked first."""
     _check_torso(sac, tensors)
-    for mod in _MODULES:
+    for mod in _modules(sac):
         module = getattr(sac, mod)
         own = module.state_dict()
         loaded = {}
@@ -84,7 +89,8 @@ def restore(sac: SAC, tensors: dict[str, np.ndarray]) -> None:
 
 def check_against(sac: SAC) -> Any:
     """A `check(meta, tensors)` for load_newest: the checkpoint must fit this learner's networks."""
-    shapes = {f"{mod}.{name}": tuple(t.shape) for mod in _MODULES for name, t in getattr(sac, mod).state_dict().items()}
+    shapes = {f"{mod}.{name}": tuple(t.shape) for mod in _modules(sac)
+              for name, t in getattr(sac, mod).state_dict().items()}
 
     def check(meta: dict[str, Any], tensors: dict[str, np.ndarray]) -> None:
         _check_torso(sac, tensors)

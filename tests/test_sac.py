@@ -13,7 +13,8 @@ from learner.networks import Arch, actor_from_blob, actor_to_blob, blob_rev, squ
 from learner.sac import SAC, Batch, SACConfig, soft_target
 
 LAYOUTS = {"separate": {"torso": "separate"}, "shared": {"torso": "shared"},
-           "shared-online-targets": {"torso": "shared", "target_torso": False}}
+           "shared-online-targets": {"torso": "shared", "target_torso": False},
+           "shared-recall": {"torso": "shared", "memory_horizon": 4, "recall_weight": 1.0}}
 ARCH = Arch(3, 2, hidden=16, fc=16, act_low=(-2.0, 0.0), act_high=(2.0, 1.0))
 
 
@@ -122,7 +123,7 @@ def test_each_loss_reaches_only_its_own_parameters(layout: str) -> None:
     targets read from the online torso must not carry a gradient into it)."""
     torch.manual_seed(0)
     sac = SAC(ARCH, SACConfig(burn_in=2, **LAYOUTS[layout]))
-    groups = {"critic": sac._critic_params, "actor": sac._actor_params, "alpha": [sac.log_alpha]}
+    groups = {"critic": sac._critic_trained, "actor": sac._actor_params, "alpha": [sac.log_alpha]}
     owners = {"critic": 0, "actor": 1, "alpha": 2}
     losses = sac.losses(_batch(3))[:3]
     for name, params in groups.items():
