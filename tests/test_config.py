@@ -93,3 +93,19 @@ def test_every_update_setting_reaches_the_update_from_the_learner_config() -> No
     cfg = LearnerConfig(**changed, seq_len=64, overlap=32)
     mapped = sac_config(cfg)
     assert {name: getattr(mapped, name) for name in changed} == changed
+
+
+@pytest.mark.parametrize("path", sorted(Path(__file__).resolve().parents[1].glob("deploy/*.toml")), ids=lambda p: p.name)
+def test_every_shipped_config_builds(path: Path) -> None:
+    """The TOML files under deploy/ are what users start from: each table must build (a misspelt key or a value
+    out of range fails here, not in a user's first run)."""
+    import tomllib
+
+    from deploy.launcher import RunConfig
+
+    tables = tomllib.loads(path.read_text())
+    kinds = {"learner": LearnerConfig, "actor": ActorConfig, "run": RunConfig}
+    assert set(tables) & set(kinds), f"{path.name} has none of {sorted(kinds)}"
+    for name, kind in kinds.items():
+        if name in tables:
+            build(kind, tables[name])

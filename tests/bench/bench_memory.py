@@ -12,11 +12,12 @@ of the way from the memoryless return (0) to perfect (1), printed beside both.
 Targets: recall_k16 and recall_k32 >= 0.9, recall_k64 >= 0.7 within 100k steps.
 recall_k64 plays 128-step episodes (64 would leave nothing to answer); its
 memoryless return is -32. Settings are LearnerConfig's defaults with hidden =
-fc = 64 (deploy/demo.toml's widths) unless --set, mapped to the update's
-settings as the learner maps them (learner.model.sac_config).
+fc = 64 (deploy/demo.toml's widths) and each task's memory_horizon (the span it
+needs, as the README tells a user to set it), then --set over them; mapped to
+the update's settings as the learner maps them (learner.model.sac_config).
 
     python tests/bench/bench_memory.py --tasks recall_k4,recall_k16 --steps 40000
-    python tests/bench/bench_memory.py --tasks recall_k16 --set memory_horizon=16
+    python tests/bench/bench_memory.py --tasks recall_k16 --set recall_weight=0   # without the recall loss
 
 Last line: one JSON object.
 """
@@ -45,14 +46,15 @@ from learner.networks import Arch  # noqa: E402
 from learner.replay import SequenceReplay, StepBatch  # noqa: E402
 from learner.sac import SAC, Batch  # noqa: E402
 
-# name -> (env id, kwargs, default step budget)
-TASKS: dict[str, tuple[str, dict[str, int], int]] = {
-    "recall_k4": (DELAYED_RECALL, {"k": 4}, 40_000),
-    "recall_k16": (DELAYED_RECALL, {"k": 16}, 100_000),
-    "recall_k32": (DELAYED_RECALL, {"k": 32}, 100_000),
-    "recall_k64": (DELAYED_RECALL, {"k": 64, "length": 128}, 100_000),
-    "first_64": (FIRST_RECALL, {"length": 64}, 100_000),
-    "first_256": (FIRST_RECALL, {"length": 256}, 100_000),
+# name -> (env id, kwargs, default step budget, the task's own settings: memory_horizon = the span it needs,
+# as the README tells a user to set it; --set goes over them)
+TASKS: dict[str, tuple[str, dict[str, int], int, list[str]]] = {
+    "recall_k4": (DELAYED_RECALL, {"k": 4}, 40_000, ["memory_horizon=4"]),
+    "recall_k16": (DELAYED_RECALL, {"k": 16}, 100_000, ["memory_horizon=16"]),
+    "recall_k32": (DELAYED_RECALL, {"k": 32}, 100_000, ["memory_horizon=32"]),
+    "recall_k64": (DELAYED_RECALL, {"k": 64, "length": 128}, 100_000, ["memory_horizon=64"]),
+    "first_64": (FIRST_RECALL, {"length": 64}, 100_000, ["memory_horizon=63"]),
+    "first_256": (FIRST_RECALL, {"length": 256}, 100_000, ["memory_horizon=255"]),
 }
 
 
@@ -200,12 +202,13 @@ def main() -> None:
                     help="a learner setting (LearnerConfig key), or bots/flush; repeatable")
     ap.add_argument("--log-every", type=int, default=5000)
     args = ap.parse_args()
-    run = run_settings(args.set)
     out: dict[str, object] = {}
     for name in args.tasks.split(","):
         if name not in TASKS:
             raise SystemExit(f"--tasks: unknown task {name!r} (known: {', '.join(TASKS)})")
-        env_id, kwargs, budget = TASKS[name]
+        env_id, kwargs, budget, own = TASKS[name]
+        run = run_settings(own + args.set)
+        out[f"{name}_settings"] = own + args.set
         steps = args.steps or budget
         start = time.time()
         sac = train(env_id, kwargs, steps, run, args.seed, args.log_every)
