@@ -17,12 +17,12 @@ from learner.sac import SAC
 from protocol.checkpoint import CheckpointError
 
 _MODULES = ("actor", "critics", "targets")
+_OPTIMISERS = ("actor_opt", "critic_opt", "alpha_opt")
 
 
 def _modules(sac: SAC) -> tuple[str, ...]:
     """The networks a checkpoint holds: the recall head too when this learner trains one."""
     return _MODULES + (("recall",) if sac.recall is not None else ())
-_OPTIMISERS = ("actor_opt", "critic_opt", "alpha_opt")
 
 
 def _np(t: torch.Tensor) -> np.ndarray:
