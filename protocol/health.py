@@ -69,6 +69,8 @@ class Lag:
 
 @dataclass(frozen=True)
 class ReplayHealth:
+    """The learner's replay: what it holds and what was dropped from it."""
+
     OPTIONAL: ClassVar[frozenset[str]] = frozenset()
 
     transitions: int = 0
