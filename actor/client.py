@@ -10,9 +10,9 @@
     client.close()
 
 Weights are swapped in between ticks (at the start of `act`), never during
-inference. Experience leaves in batches: at `flush_steps`, after `flush_ms`,
-at the episode's end and when the weights version changes (so each batch
-names the one version that acted). A full send queue drops the batch and
+inference. Experience leaves in batches: at every episode step that is a
+multiple of `flush_steps`, after `flush_ms`, at the episode's end and when the
+weights version changes (so each batch names the one version that acted). A full send queue drops the batch and
 counts it; nothing here blocks.
 """
 
@@ -101,7 +101,10 @@ class BotClient:
             self._buf.append((np.asarray(obs, np.float32), action, float(reward), np.asarray(next_obs, np.float32)))
             if terminated or truncated:
                 self._flush(terminated, truncated)
-            elif len(self._buf) >= self.cfg.flush_steps or (time.monotonic() - self._buf_start) * 1000 >= self.cfg.flush_ms:
+            # At episode steps that are multiples of flush_steps, not every flush_steps from the last flush: after
+            # an early flush (new weights, flush_ms) batches start on the same steps again, so the learner's
+            # chunks, strided from the episode's start, keep starting where a batch and its stored state began.
+            elif self.t % self.cfg.flush_steps == 0 or (time.monotonic() - self._buf_start) * 1000 >= self.cfg.flush_ms:
                 self._flush(False, False)
         low, high = self.spec.act_low, self.spec.act_high
         self.prev_unit = to_policy(action, low, high)

@@ -36,7 +36,7 @@ class ActorConfig:
     flow: str = _f("", "realtime (never wait, drop when full) or rate-limited; empty = rate-limited for the daemon, realtime for embedded bots")
     flow_tolerance: int = _f(128, "steps the actors may run ahead of the learner's progress at the target UTD")
     flow_timeout_s: float = _f(10.0, "silence from the learner after which rate-limited actors continue")
-    flush_steps: int = _f(32, "experience batch size: flush after this many steps")
+    flush_steps: int = _f(32, "experience batch size: flush at every episode step that is a multiple of it")
     flush_ms: float = _f(250.0, "flush a partial batch after this many milliseconds")
     queue: int = _f(64, "experience messages queued for the learner before new ones are dropped")
     close_linger_s: float = _f(10.0, "at shutdown, how long queued experience may take to reach the learner")

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -41,7 +41,7 @@ CHUNK_META = np.dtype([
     ("context", np.int64),  # leading steps shared with the previous chunk: context only, masked out of the losses
     ("terminal", np.int64),  # its last step ended the episode by termination (not truncation)
     ("stream", np.int64),  # the id of its stream in this process; -1 when loaded from a file
-    ("has_state", np.int64),  # it carries the recurrent state its segment's first batch brought
+    ("has_state", np.int64),  # it carries the actor's recurrent state at its first step (that step began a batch)
     # The step before the chunk is in the ring or came with the batch; 0 for an episode's first chunk,
     # whose previous action is zero in the policy's units.
     ("prev_given", np.int64),
@@ -94,7 +94,7 @@ class _Chunks:
     next_obs: np.ndarray  # (C, obs_dim): the observation after the last step
     prev_action: np.ndarray  # (C, act_dim) and
     prev_reward: np.ndarray  # (C,): what came before a segment's first chunk when its batch brought it
-    state: np.ndarray | None  # (C, 2, state_dim): h0, c0 a segment's first batch brought; None without state
+    state: np.ndarray | None  # (C, 2, state_dim): h0, c0 at the chunk's first step, if a batch brought it; None without state
 
     @staticmethod
     def allocate(slots: int, seq_len: int, obs_dim: int, act_dim: int, state_dim: int) -> _Chunks:
@@ -129,10 +129,8 @@ class _SegmentStart:
     """What a segment's first batch brought, for the segment's first chunk only."""
 
     prev_action: np.ndarray  # the action before the segment (zero when the batch did not bring it)
-    state: np.ndarray  # (2, state_dim): h0, c0
     prev_reward: float = 0.0
     prev_given: bool = False  # the batch brought the action and reward before it
-    has_state: bool = False
 
 
 @dataclass
@@ -144,6 +142,9 @@ class _Stream:
     full: np.ndarray  # the meta row of a full chunk of this stream, as int64 (see _Chunks.rows)
     open: _OpenChunk
     segment: _SegmentStart
+    # The actor's (h0, c0) at the first step of each batch of the segment not yet behind a committed chunk,
+    # by step number: any chunk that starts where a batch started gets its state (R2D2's stored state).
+    states: dict[int, np.ndarray] = field(default_factory=dict)
     episode: int = -1
     next_t: int = 0
     opponent: str | None = None
@@ -230,6 +231,12 @@ class SequenceReplay:
         return self._transitions
 
     @property
+    def with_state(self) -> float:
+        """The share of live chunks that start from the actor's stored state (0 without use_stored_state)."""
+        self._refresh()
+        return float(self._chunks.meta["has_state"][self._live].mean()) if len(self._live) else 0.0
+
+    @property
     def evicted(self) -> int:
         """Trainable steps lost to the ring or the chunk table coming round again."""
         self._refresh()
@@ -248,7 +255,7 @@ class SequenceReplay:
                 sid=sid, full=full.view(np.int64),
                 open=_OpenChunk(hist=hist, windows=np.lib.stride_tricks.sliding_window_view(hist, L + 1),
                                 next_obs=np.zeros((0, self.obs_dim), np.float32)),
-                segment=_SegmentStart(prev_action=np.zeros(self.act_dim, np.float32), state=np.zeros((2, self.state_dim), np.float32)))
+                segment=_SegmentStart(prev_action=np.zeros(self.act_dim, np.float32)))
         return stream
 
     def episode_start(self, key: tuple[str, str], opponent: str) -> bool:
@@ -274,6 +281,9 @@ class SequenceReplay:
             self._commit_open(stream, False)
             self._begin(stream, batch)
         self._write(batch.obs, batch.action, batch.reward)
+        state = batch.state
+        if state is not None and self.state_dim and state[0].shape == state[1].shape == (self.state_dim,):
+            stream.states[self._head - n] = np.stack(state)
         chunk = stream.open
         h = chunk.h
         chunk.hist[h:h + n] = np.arange(self._head - n, self._head)  # the new steps' numbers
@@ -306,10 +316,6 @@ class SequenceReplay:
         seg.prev_given = batch.prev_action is not None and mid_episode
         seg.prev_action[:] = batch.prev_action if seg.prev_given else 0.0
         seg.prev_reward = float(batch.prev_reward) if (batch.prev_reward is not None and mid_episode) else 0.0
-        state = batch.state
-        seg.has_state = state is not None and self.state_dim > 0 and state[0].shape == (self.state_dim,)
-        if seg.has_state and state is not None:
-            seg.state[0], seg.state[1] = state
 
     def _commit_full(self, stream: _Stream, ended: bool) -> None:
         """Commit every full chunk the latest batch completed, and open the next one on the last
@@ -338,6 +344,11 @@ class SequenceReplay:
         kept = total - end + 1
         chunk.hist[:kept] = chunk.hist[end - 1:total]
         chunk.h, chunk.start, chunk.context, chunk.first = kept, 1, o, False
+        if stream.states:
+            self._store_states(stream, a, m)
+            behind = int(chunk.hist[0])  # the step before the open chunk: no chunk will start at or before it
+            for step in [s for s in stream.states if s <= behind]:
+                del stream.states[step]
 
     def _commit_open(self, stream: _Stream, terminal: bool) -> None:
         """Commit the open (partial, or episode-ending) chunk, if it holds a step not trained on before."""
@@ -355,6 +366,9 @@ class SequenceReplay:
         table.next_obs[a] = chunk.next_obs[-1]
         if chunk.first:
             self._first_of_segment(stream, a)
+        if stream.states:
+            self._store_states(stream, a, 1)
+            stream.states.clear()  # the segment is over
         self.committed += fill - context
         self._dirty = True
 
@@ -362,11 +376,18 @@ class SequenceReplay:
         """What only a segment's first chunk carries: no context, and what came with the batch."""
         table, seg = self._chunks, stream.segment
         meta = table.meta
-        meta["context"][slot], meta["has_state"][slot] = stream.open.context, seg.has_state
-        meta["prev_given"][slot] = seg.prev_given
+        meta["context"][slot], meta["prev_given"][slot] = stream.open.context, seg.prev_given
         table.prev_action[slot], table.prev_reward[slot] = seg.prev_action, seg.prev_reward
-        if table.state is not None and seg.has_state:
-            table.state[slot] = seg.state
+
+    def _store_states(self, stream: _Stream, a: int, m: int) -> None:
+        """Give chunks a..a+m-1 the actor's state at their first step where a batch started there."""
+        table = self._chunks
+        assert table.state is not None  # states are only kept when the replay holds them
+        for slot, first in zip(range(a, a + m), table.steps[a:a + m, 1].tolist()):
+            state = stream.states.get(first)
+            if state is not None:
+                table.state[slot] = state
+                table.meta["has_state"][slot] = 1
 
     def _claim(self, m: int) -> int:
         """The first of m consecutive chunk slots, the oldest in turn (what they held is gone).
@@ -383,6 +404,7 @@ class SequenceReplay:
         meta["fill"][doomed] = 0
         self._dirty = True
         stream.open.h = 0
+        stream.states.clear()
         stream.ended = True
 
     # -- reading ---------------------------------------------------------------------------
@@ -426,7 +448,9 @@ class SequenceReplay:
         if scale is not None:
             action, prev_action = scale(action), scale(prev_action)
         prev_action *= meta["prev_given"][:, None]  # an episode's first action follows a zero, as the actor acts
-        state = table.state[slots] if table.state is not None and B and meta["has_state"].all() else None
+        has = meta["has_state"]
+        # A chunk without a stored state starts from zero, as it would without stored state at all.
+        state = table.state[slots] * has.astype(np.float32)[:, None, None] if table.state is not None and has.any() else None
         return SampledBatch(
             obs=obs, action=action * valid[..., None], prev_action=prev_action,
             prev_reward=np.where(in_ring, self.s_reward[prev_row], table.prev_reward[slots]),

@@ -74,6 +74,7 @@ class Learner:
         self.debt = 0.0
         self.untrained_steps = 0.0  # received past max_debt: in replay, never owed training
         self._untrained_logged = 0.0
+        self._state_checked = not cfg.use_stored_state  # see _check_stored_state
         self.passes = 0
         self.stop_hooks: list[Callable[[], None]] = []
         self._stopping = False
@@ -251,6 +252,8 @@ class Learner:
         model = self.model
         if model is None or self.debt < 1 or model.replay.n_live == 0:
             return 0, {}
+        if not self._state_checked:
+            self._check_stored_state(model.replay)
         totals: dict[str, float] = {}
         n, limit, start = 0, min(int(self.debt), self.cfg.max_steps_per_pass), time.monotonic()
         while n < limit and not self._stopping:  # a stop waits for one gradient step at most
@@ -271,6 +274,15 @@ class Learner:
             if now - start >= self.cfg.max_pass_s:
                 break  # drain again: the debt carries over
         return n, {k: v / n for k, v in totals.items()} if n else {}
+
+    def _check_stored_state(self, replay: SequenceReplay) -> None:
+        """Once, as training begins: stored state that never arrives would otherwise be silently ignored."""
+        self._state_checked = True
+        if replay.with_state < 0.5:
+            log.warning("use_stored_state is on, but %.0f%% of the chunks start from a stored state (health: "
+                        "replay.with_state): actors send it with send_state = true, and a chunk gets one where a batch "
+                        "began, so flush_steps should divide seq_len - overlap (%d)", 100 * replay.with_state,
+                        self.cfg.seq_len - self.cfg.overlap)
 
     def _batch(self, model: Model) -> Batch:
         s = model.replay.sample(self.cfg.batch_size, model.scale)
@@ -370,7 +382,7 @@ class Learner:
             threads=dict(self.tuner.stats()) if self.tuner is not None else {"threads": torch.get_num_threads()},
             rejects=dict(self.ingest.rejects), policy_lag=Lag(**lag_summary(self.ingest.lag)),
             replay=ReplayHealth(transitions=replay.transitions, capacity=replay.capacity, bytes=replay.nbytes,
-                                cleared=replay.dropped_by_clear) if replay else ReplayHealth(capacity=self.cfg.capacity),
+                                cleared=replay.dropped_by_clear, with_state=round(replay.with_state, 3)) if replay else ReplayHealth(capacity=self.cfg.capacity),
             recent_return=self.recent_return(),
             saver=SaverHealth(**self.files.saver.stats()) if self.files is not None else None,
             returns=tuple(list(self.ingest.returns)[-20:]),

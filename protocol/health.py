@@ -71,12 +71,13 @@ class Lag:
 class ReplayHealth:
     """The learner's replay: what it holds and what was dropped from it."""
 
-    OPTIONAL: ClassVar[frozenset[str]] = frozenset()
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"with_state"})
 
     transitions: int = 0
     capacity: int = 0
     bytes: int = 0  # preallocated
     cleared: int = 0  # trainable steps dropped by a clear
+    with_state: float = 0.0  # share of the live chunks that start from the actor's stored state (use_stored_state)
 
 
 @dataclass(frozen=True)

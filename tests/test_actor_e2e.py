@@ -80,3 +80,37 @@ def test_actors_survive_a_learner_restart(procs: Procs, eps: dict[str, str], tmp
             assert procs.stop(a) == 0
     finally:
         watch.close()
+
+
+def test_stored_state_reaches_every_chunk_or_the_learner_says_why_not(procs: Procs, eps: dict[str, str]) -> None:
+    """With send_state and flush_steps dividing seq_len - overlap (4), every chunk starts from the state the
+    actor had there (health: replay.with_state); without send_state the learner warns once training begins."""
+    stored = ("--use-stored-state", "true", "--hidden", "16", "--fc", "16", "--seq-len", "8", "--overlap", "4",
+              "--batch-size", "8", "--learning-starts", "300")
+    watch = Watch(eps["metrics"])
+    try:
+        first = procs.learner(eps, *stored)
+        watch.wait(lambda h: True, 60, "the learner")
+        actor = procs.actor(eps, "s1", "--env", "Pendulum-v1", "--flush-steps", "4", "--send-state", "true",
+                            "--max-steps", "800")
+        assert actor.wait(timeout=120) == 0, procs.log("s1")
+        health = watch.wait(lambda h: h["grad_steps"] > 0 and h["env_steps"] == 800, 60, "training on all 800 steps")
+        assert health["replay"]["with_state"] == 1.0, health["replay"]
+        assert "use_stored_state is on, but" not in procs.log("learner")
+
+        silent = procs.actor(eps, "s2", "--env", "Pendulum-v1", "--flush-steps", "4", "--max-steps", "800")
+        assert silent.wait(timeout=120) == 0, procs.log("s2")
+        health = watch.wait(lambda h: h["env_steps"] == 1600, 60, "the second actor's steps")
+        assert 0.4 <= health["replay"]["with_state"] <= 0.6, health["replay"]  # half the chunks bring none
+    finally:
+        watch.close()
+    assert procs.stop(first) == 0
+    watch = Watch(eps["metrics"])  # a learner whose actors never send a state says so
+    try:
+        procs.learner(eps, *stored, name="learner2")
+        watch.wait(lambda h: True, 60, "the second learner")
+        procs.actor(eps, "s3", "--env", "Pendulum-v1", "--flush-steps", "4", "--max-steps", "800")
+        watch.wait(lambda h: h["grad_steps"] > 0, 60, "training")
+        assert "use_stored_state is on, but 0% of the chunks" in procs.log("learner2")
+    finally:
+        watch.close()

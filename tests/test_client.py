@@ -87,6 +87,44 @@ def test_batches_flush_at_n_steps_and_episode_end_and_carry_the_version() -> Non
         ctx.term()
 
 
+def test_batches_keep_starting_at_multiples_of_flush_steps_and_bring_the_state_before_them() -> None:
+    """An early flush (new weights at step 5) does not shift the later batches: they still start at steps
+    8, 16, ... where the learner's chunks start, and each brings the LSTM state the policy had there."""
+    ctx = zmq.Context()
+    pull = ctx.socket(zmq.PULL)
+    port = pull.bind_to_random_port("tcp://127.0.0.1")
+    bot = client(f"tcp://127.0.0.1:{port}", flush_steps=8, flush_ms=60_000, send_state=True)
+    policy = __import__("actor.policy").policy
+    try:
+        connected(bot, pull)
+        blob = weights(7)  # one set of random parameters for all three policies
+        bot.link.weights._policy = policy.LocalPolicy(blob)
+        bot.new_episode()
+        obs = np.linspace(-1, 1, 3).astype(np.float32)
+        for t in range(20):
+            if t == 5:
+                bot.link.weights._policy = policy.LocalPolicy(blob)  # new weights, same values
+            bot.step(obs, bot.act(obs), 0.5, obs, False, t == 19)
+        batches: list[Experience] = []
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and sum(b.steps for b in batches) < 20:
+            if pull.poll(100) and isinstance(m := decode(pull.recv()), Experience):
+                batches.append(m)
+        assert [b.t0 for b in batches] == [0, 5, 8, 16] and [b.steps for b in batches] == [5, 3, 8, 4]
+        replay = policy.LocalPolicy(blob)  # the same weights, stepped on the same inputs
+        state, prev, prev_reward = replay.initial_state(), np.zeros(2, np.float32), 0.0
+        for b in batches:
+            assert np.allclose(b.h0, state[0]) and np.allclose(b.c0, state[1])
+            for action in b.action:
+                _, _, state = replay.forward(obs, prev, prev_reward, state)
+                prev, prev_reward = (action - (LOW + HIGH) / 2) / ((HIGH - LOW) / 2), 0.5
+        assert np.abs(batches[-1].h0).sum() > 0, "the states compared are all zero: the test is blind"
+    finally:
+        bot.close()
+        pull.close(0)
+        ctx.term()
+
+
 def test_eval_mode_sends_no_experience_and_no_episode_start() -> None:
     ctx = zmq.Context()
     pull = ctx.socket(zmq.PULL)

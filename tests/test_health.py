@@ -25,7 +25,8 @@ KEYS = {"time", "uptime_s", "version", "session", "grad_steps", "env_steps", "ep
         "threads", "rejects", "policy_lag", "replay", "recent_return", "saver", "returns"}
 ACTOR_KEYS = {"sender", "age_s", "alive", "received", "rejected", "sent", "dropped", "lost_msgs", "late_msgs", "gaps",
               "round", "episodes", "bots", "eval_bots", "bye"}
-NESTED_KEYS = {"policy_lag": {"p50", "p90", "max"}, "replay": {"transitions", "capacity", "bytes", "cleared"},
+NESTED_KEYS = {"policy_lag": {"p50", "p90", "max"}, "replay": {"transitions", "capacity", "bytes", "cleared",
+                                                                          "with_state"},
                "saver": {"saves", "skipped", "failures", "restarts", "busy", "last_ms", "last_path", "pid", "alive"}}
 
 # A map as a learner with a checkpoint saver, a thread tuner and two actors sends it (msgpack: lists, not tuples).
@@ -42,7 +43,8 @@ WIRE: dict[str, Any] = {
     "losses": {"critic_loss": 0.5, "actor_loss": -1.25, "alpha": 0.1}, "unread_s": 0.01, "debt": 3.5,
     "untrained_steps": 0, "threads": {"threads": 2, "switches": 1, "probes": 4, "median_ms": 3.25},
     "rejects": {"undecodable": 2}, "policy_lag": {"p50": 1.0, "p90": 2.0, "max": 3.0},
-    "replay": {"transitions": 1100, "capacity": 5000, "bytes": 123456, "cleared": 0}, "recent_return": -812.5,
+    "replay": {"transitions": 1100, "capacity": 5000, "bytes": 123456, "cleared": 0, "with_state": 0.5},
+    "recent_return": -812.5,
     "saver": {"saves": 3, "skipped": 0, "failures": 0, "restarts": 0, "busy": False, "last_ms": 12.5,
               "last_path": "/tmp/x.sacl", "pid": 4242, "alive": True},
     "returns": [[1764769990.0, -900.0, False], [1764769995.5, -800.0, True]],
@@ -83,7 +85,7 @@ def _without(path: tuple[str | int, ...]) -> dict[str, Any]:
 
 @pytest.mark.parametrize("path, default", [
     (("ingest_tps",), 0.0), (("losses",), {}), (("unread_s",), 0.0), (("debt",), 0.0), (("untrained_steps",), 0),
-    (("threads",), {}), (("saver",), None), (("actors", 0, "gaps"), 0)])
+    (("threads",), {}), (("saver",), None), (("actors", 0, "gaps"), 0), (("replay", "with_state"), 0.0)])
 def test_a_key_an_older_learner_does_not_send_takes_its_default(path: tuple[str | int, ...], default: Any) -> None:
     wire = Health.from_wire(_without(path)).to_wire()
     node: Any = wire

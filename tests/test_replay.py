@@ -225,11 +225,45 @@ def test_sample_scales_actions_and_keeps_padding_zero() -> None:
     assert np.allclose(chunks.prev_action[mid], 0.25) and np.allclose(chunks.prev_reward[mid], 3.0)
 
 
-def test_a_segments_stored_state_comes_back_with_its_first_chunk_only() -> None:
+def test_a_chunk_that_starts_where_a_batch_started_brings_that_batchs_stored_state() -> None:
     replay = SequenceReplay(capacity=1000, seq_len=4, overlap=0, obs_dim=D, act_dim=A, state_dim=3)
     h0, c0 = np.full(3, 0.5, np.float32), np.full(3, -0.5, np.float32)
     replay.add(StepBatch(("actor0", "bot"), 0, 0, **steps(0, 0, 0, 3), terminated=True, truncated=False, state=(h0, c0)))
     chunks = replay.chunks()
     assert np.array_equal(chunks.h0, [h0]) and np.array_equal(chunks.c0, [c0])
-    feed(replay, 1, 0, 0, 8, end="truncated")  # two chunks without a state: a batch of all three has none
-    assert replay.chunks().h0 is None
+    feed(replay, 1, 0, 0, 8, end="truncated")  # two chunks without a state: they start from zero
+    chunks = replay.chunks()
+    assert np.array_equal(chunks.h0, [h0, np.zeros(3), np.zeros(3)]) and np.array_equal(chunks.c0[0], c0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 1), st.integers(1, 12), st.sampled_from(["", "", "", "truncated"]),
+                          st.booleans()), min_size=1, max_size=30),
+       st.integers(2, 8), st.data())
+def test_every_chunk_gets_the_state_of_the_batch_that_began_at_its_first_step(plan: list, seq_len: int,
+                                                                              data: st.DataObject) -> None:
+    """R2D2's stored state for every chunk, not only a segment's first: a chunk whose first step began a
+    batch that brought a state starts from it; any other chunk starts from zero."""
+    overlap = data.draw(st.integers(0, seq_len - 1))
+    replay = SequenceReplay(capacity=4000, seq_len=seq_len, overlap=overlap, obs_dim=D, act_dim=A, state_dim=D)
+    t, episode, began = [0, 0], [0, 0], set()
+    for stream, n, end, with_state in plan:
+        first = steps(stream, episode[stream], t[stream], n)["obs"][0]
+        state = (first, -first) if with_state else None
+        if with_state:
+            began.add(tuple(first.tolist()))
+        replay.add(StepBatch((f"actor{stream}", "bot"), episode[stream], t[stream], **steps(stream, episode[stream], t[stream], n),
+                             terminated=False, truncated=end == "truncated", state=state))
+        t[stream] += n
+        if end:
+            t[stream], episode[stream] = 0, episode[stream] + 1
+    chunks = replay.chunks()
+    firsts = chunks.obs[:, 0]
+    want = np.array([f if tuple(f.tolist()) in began else np.zeros(D) for f in firsts], np.float32)
+    assert replay.with_state == pytest.approx(np.mean([tuple(f.tolist()) in began for f in firsts]) if len(firsts) else 0.0)
+    if not want.any():
+        assert chunks.h0 is None or not chunks.h0.any()
+        return
+    assert np.array_equal(chunks.h0, want) and np.array_equal(chunks.c0, -want)
+
+
