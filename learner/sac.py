@@ -43,6 +43,19 @@ class Batch(NamedTuple):
     c0: torch.Tensor | None = None
 
 
+class Losses(NamedTuple):
+    """One update's losses at the current parameters. The first three are what the optimisers minimise (one
+    backward pass over their sum); `td` and `recall` are the critic loss's two parts, reported apart so the
+    critic loss reads the same with or without a memory horizon."""
+
+    critic: torch.Tensor  # td + recall_weight * recall
+    actor: torch.Tensor
+    alpha: torch.Tensor
+    entropy: torch.Tensor  # of the policy, detached: reported, not trained
+    td: torch.Tensor  # the twin critics' squared TD error
+    recall: torch.Tensor | None  # RecallHead's loss, unweighted; None without a memory horizon
+
+
 @dataclass(frozen=True)
 class SACConfig:
     """Hyper-parameters of the update."""
@@ -122,7 +135,6 @@ class SAC:
         # Trained with the critics (their optimiser), after their parameters, so a checkpoint's moments by position
         # stay where they were for the networks.
         self.recall = RecallHead(arch, cfg.memory_horizon).to(self.device) if cfg.recalls else None
-        self.last_recall_loss: torch.Tensor | None = None  # the recall loss of the last `losses` call, unweighted
         self.log_alpha = torch.tensor([float(torch.tensor(cfg.init_alpha).log())], device=self.device, requires_grad=True)
         self.target_entropy = -float(arch.act_dim)
         self._actor_params = self.actor_own_parameters()
@@ -178,28 +190,27 @@ class SAC:
 
     def update(self, batch: Batch) -> dict[str, float]:
         """One gradient step on critics, actor and temperature, then Polyak."""
-        critic_loss, actor_loss, alpha_loss, entropy = self.losses(batch)
-        recall_loss = self.last_recall_loss
+        losses = self.losses(batch)
         # The three losses touch disjoint parameters (every cross path is detached in `losses`; a test
         # holds it), so one backward pass gives each optimiser exactly its own loss's gradient.
         for opt in (self.critic_opt, self.actor_opt, self.alpha_opt):
             opt.zero_grad(set_to_none=True)
-        (critic_loss + actor_loss + alpha_loss).backward()
+        (losses.critic + losses.actor + losses.alpha).backward()
         self._step(self.critic_opt, self._critic_trained)
         self._step(self.actor_opt, self._actor_params)
         self._step(self.alpha_opt, None)
         with torch.no_grad():
             torch._foreach_lerp_(self._target_params, self._critic_params, self.cfg.tau)
-        recall_share = 0.0 if recall_loss is None else self.cfg.recall_weight * float(recall_loss.detach())
-        out = {  # critic_loss reported without the recall share, so it reads the same with or without a horizon
-            "critic_loss": float(critic_loss.detach()) - recall_share, "actor_loss": float(actor_loss.detach()),
-            "alpha_loss": float(alpha_loss.detach()), "alpha": float(self.log_alpha.detach().exp()), "entropy": float(entropy),
+        out = {
+            "critic_loss": float(losses.td.detach()), "actor_loss": float(losses.actor.detach()),
+            "alpha_loss": float(losses.alpha.detach()), "alpha": float(self.log_alpha.detach().exp()),
+            "entropy": float(losses.entropy),
         }
-        if recall_loss is not None:
-            out["recall_loss"] = float(recall_loss.detach())
+        if losses.recall is not None:
+            out["recall_loss"] = float(losses.recall.detach())
         return out
 
-    def losses(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    def losses(self, batch: Batch) -> Losses:
         """Critic, actor and temperature losses (and the policy's entropy) at the current parameters."""
         cfg, b = self.cfg, self.cfg.burn_in
         # Time-major from here on ([T, B, ...]): the LSTMs' own layout, so every shift by a step is a view.
@@ -211,8 +222,7 @@ class SAC:
 
         with self._autocast():
             hs = self._histories(self._critic_nets, x, critic_states)
-            # Kept for the update's report; its weighted share is part of critic_loss below.
-            self.last_recall_loss = None if self.recall is None else self.recall.loss(hs[0][:-1], batch.obs, b, mask)
+            recall = None if self.recall is None else self.recall.loss(hs[0][:-1], batch.obs, b, mask)
             # One actor unroll serves both the actor loss (steps 0..T-1) and the targets (steps 1..T).
             y = self.actor.head_features(hs[0].detach()) if self.shared else self.actor.features(x, actor_state)[0]
             pi, log_pi = self.actor.sample(y)
@@ -232,16 +242,15 @@ class SAC:
             # step (as Acme's SAC does), with every critic weight and history held fixed.
             q_pi = torch.min(*[c.q_from(term.detach(), pi[:-1], frozen=True)
                                for c, term in zip(self._critic_nets, terms)]).float()
-        critic_loss = sum(((q - target).pow(2) * mask).sum() for q in q_values) / count
-        if self.last_recall_loss is not None:
-            critic_loss = critic_loss + cfg.recall_weight * self.last_recall_loss
+        td = cast("torch.Tensor", sum(((q - target).pow(2) * mask).sum() for q in q_values) / count)
+        critic_loss = td if recall is None else td + cfg.recall_weight * recall
         log_pi_now = log_pi[:-1].float()
         actor_loss = ((alpha * log_pi_now - q_pi) * mask).sum() / count
         # Temperature: keep the policy's entropy near -|A|.
         alpha_loss = -(self.log_alpha * ((log_pi_now.detach() + self.target_entropy) * mask)).sum() / count
 
         entropy = -(log_pi_now.detach() * mask).sum() / count
-        return critic_loss, actor_loss, alpha_loss, entropy
+        return Losses(critic_loss, actor_loss, alpha_loss, entropy, td, recall)
 
     def _step(self, opt: torch.optim.Optimizer, params: Sequence[torch.Tensor] | None) -> None:
         if self.cfg.grad_clip > 0 and params is not None:

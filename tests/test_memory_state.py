@@ -37,7 +37,7 @@ def test_the_stored_state_continues_the_episode(monkeypatch: pytest.MonkeyPatch)
     tail = _tail(sac, full)
     whole = sac.losses(full._replace(mask=torch.cat([torch.zeros(B, T), torch.ones(B, T)], 1)))
     resumed = sac.losses(tail)
-    for a, b in zip(whole, resumed):
+    for a, b in zip(whole[:5], resumed[:5]):  # every loss but recall (None: no memory horizon here)
         assert torch.allclose(a, b, atol=1e-5), (whole, resumed)
     cold = sac.losses(tail._replace(h0=torch.zeros_like(tail.h0), c0=torch.zeros_like(tail.c0)))
     assert not torch.allclose(cold[0], resumed[0], atol=1e-3), "the stored state made no difference: test is blind"
