@@ -97,7 +97,8 @@ class BotClient:
                 self._batch_t0, self._batch_prev = self.t - 1, self.prev_unit.copy()
                 self._batch_prev_reward = self.prev_reward
                 self._batch_version = self.version
-                self._batch_state = self._pre_state if self.cfg.send_state else None
+                wanted = self.cfg.send_state or (self.policy is not None and self.policy.wants_state)
+                self._batch_state = self._pre_state if wanted else None
             self._buf.append((np.asarray(obs, np.float32), action, float(reward), np.asarray(next_obs, np.float32)))
             if terminated or truncated:
                 self._flush(terminated, truncated)

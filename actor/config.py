@@ -40,7 +40,8 @@ class ActorConfig:
     flush_ms: float = _f(250.0, "flush a partial batch after this many milliseconds")
     queue: int = _f(64, "experience messages queued for the learner before new ones are dropped")
     close_linger_s: float = _f(10.0, "at shutdown, how long queued experience may take to reach the learner")
-    send_state: bool = _f(False, "send the LSTM state with each batch (for use_stored_state)")
+    send_state: bool = _f(False, "send the LSTM state with each batch even when the learner does not ask for it "
+                                  "(a learner with use_stored_state asks, in its weights)")
     max_steps: int = _f(0, "stop after this many environment steps in total; 0 = run until stopped")
     max_episodes: int = _f(0, "stop after this many episodes in total; 0 = no limit")
     heartbeat_s: float = _f(1.0, "heartbeat period")

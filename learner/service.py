@@ -303,7 +303,8 @@ class Learner:
             self.files.note_version(self.version)
         params = actor_to_blob(self.sac.actor)
         self._blob = encode(Weights("learner", self._next_seq(), self.version, blob_rev(params),
-                                    self.sac.arch.to_wire(), params, self.grad_steps))
+                                    self.sac.arch.to_wire(), params, self.grad_steps,
+                                    True if self.cfg.use_stored_state else None))
         self._publish_weights()
 
     def _publish_weights(self) -> None:

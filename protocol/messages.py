@@ -13,7 +13,7 @@ import numpy as np
 
 PROTOCOL_VERSION = 1
 """The wire version `v`: bumped on any change an old peer could misread; see SPEC.md, Versioning."""
-SPEC_VERSION = "1.1"
+SPEC_VERSION = "1.2"
 """The documented version: minor versions keep `v` and accept what a correct sender of an earlier one sends."""
 
 
@@ -124,6 +124,7 @@ class Weights:
     arch: dict[str, Any]
     params: np.ndarray
     grad_steps: int = 0
+    wants_state: bool | None = None  # the learner trains from stored state: send h0/c0 (1.2; absent = no)
 
 
 @dataclass(slots=True)

@@ -10,7 +10,7 @@ import zmq
 from actor.client import BotClient
 from actor.config import ActorConfig
 from learner.networks import Actor, Arch, actor_to_blob, blob_rev
-from protocol import EpisodeEnd, EpisodeStart, Experience, Heartbeat, Hello, Weights, decode
+from protocol import EpisodeEnd, EpisodeStart, Experience, Heartbeat, Hello, Weights, decode, encode
 from tests.procs import free_port
 
 LOW, HIGH = np.array([-2.0, 0.0], np.float32), np.array([2.0, 1.0], np.float32)
@@ -21,10 +21,10 @@ def client(ingest: str, **kw: object) -> BotClient:
     return BotClient.connect(cfg, "bot", -np.ones(3), np.ones(3), LOW, HIGH)
 
 
-def weights(version: int) -> Weights:
+def weights(version: int, wants_state: bool | None = None) -> Weights:
     arch = Arch(3, 2, hidden=8, fc=8, act_low=tuple(map(float, LOW)), act_high=tuple(map(float, HIGH)))
     params = actor_to_blob(Actor(arch))
-    return Weights("learner", version, version, blob_rev(params), arch.to_wire(), params, 0)
+    return Weights("learner", version, version, blob_rev(params), arch.to_wire(), params, 0, wants_state)
 
 
 def test_no_learner_means_drops_counted_and_no_waiting() -> None:
@@ -76,6 +76,7 @@ def test_batches_flush_at_n_steps_and_episode_end_and_carry_the_version() -> Non
         batches = [m for m in got if isinstance(m, Experience)]
         assert [b.steps for b in batches] == [8, 8, 4] and [b.t0 for b in batches] == [0, 8, 16]
         assert all(b.version == 7 for b in batches)
+        assert all(b.h0 is None for b in batches), "a state nobody asked for was sent"
         assert batches[-1].truncated[-1] and not batches[-1].terminated.any()
         assert batches[1].prev_action is not None and np.allclose(batches[1].prev_action, batches[0].action[-1])
         assert batches[1].prev_reward == 1.0 and batches[0].prev_reward is None
@@ -89,15 +90,16 @@ def test_batches_flush_at_n_steps_and_episode_end_and_carry_the_version() -> Non
 
 def test_batches_keep_starting_at_multiples_of_flush_steps_and_bring_the_state_before_them() -> None:
     """An early flush (new weights at step 5) does not shift the later batches: they still start at steps
-    8, 16, ... where the learner's chunks start, and each brings the LSTM state the policy had there."""
+    8, 16, ... where the learner's chunks start, and each brings the LSTM state the policy had there, since
+    the learner's weights ask for it."""
     ctx = zmq.Context()
     pull = ctx.socket(zmq.PULL)
     port = pull.bind_to_random_port("tcp://127.0.0.1")
-    bot = client(f"tcp://127.0.0.1:{port}", flush_steps=8, flush_ms=60_000, send_state=True)
+    bot = client(f"tcp://127.0.0.1:{port}", flush_steps=8, flush_ms=60_000)
     policy = __import__("actor.policy").policy
     try:
         connected(bot, pull)
-        blob = weights(7)  # one set of random parameters for all three policies
+        blob = decode(encode(weights(7, wants_state=True)))  # one set of random parameters for all three policies
         bot.link.weights._policy = policy.LocalPolicy(blob)
         bot.new_episode()
         obs = np.linspace(-1, 1, 3).astype(np.float32)

@@ -1,6 +1,6 @@
 'use strict';
 /**
- * The saclstm wire protocol as protocol/SPEC.md (1.1) states it: msgpack maps, typed arrays, and
+ * The saclstm wire protocol as protocol/SPEC.md (1.2) states it: msgpack maps, typed arrays, and
  * one rejection reason per bad frame, the first fault found in the SPEC's order. Written from the
  * SPEC and the test vectors alone.
  *
@@ -72,6 +72,7 @@ const SCHEMA = {
   weights: [
     ['version', T.uint, true], ['rev', T.str, true, { max: MAX_ID }], ['arch', T.map, true],
     ['params', T.array, true, arr('f32', 1, 'finite')], ['grad_steps', T.uint, false],
+    ['wants_state', T.bool, false],
   ],
   progress: [
     ['received', T.uint, true], ['grad_steps', T.uint, true], ['utd', T.float, true, { finite: true, positive: true }],

@@ -50,6 +50,8 @@ def valid() -> dict[str, bytes]:
         "heartbeat": encode(Heartbeat("nim-bot-1", 10, 41, 3, 200, 0)),
         "bye": encode(Bye("nim-bot-1", 11, 200, 0)),
         "weights": encode(Weights("learner", 5, 4, rev_of(params), WEIGHTS_ARCH.to_wire(), params, 100)),
+        "weights_wants_state": encode(Weights("learner", 5, 4, rev_of(params), WEIGHTS_ARCH.to_wire(), params, 100,
+                                              True)),
         "progress": encode(Progress("learner", 6, 1000, 900, 1.0, 100, 4, 123456789)),
         "progress_per_sender": encode(Progress("learner", 7, 1000, 900, 0.5, 100, 4, 2**53 - 1,
                                                {"nim-bot-1": 990, "nim-bot-2": 10})),
