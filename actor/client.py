@@ -97,15 +97,16 @@ class BotClient:
                 self._batch_t0, self._batch_prev = self.t - 1, self.prev_unit.copy()
                 self._batch_prev_reward = self.prev_reward
                 self._batch_version = self.version
-                wanted = self.cfg.send_state or (self.policy is not None and self.policy.wants_state)
-                self._batch_state = self._pre_state if wanted else None
+                every = self.policy.state_every if self.policy is not None else 0
+                self._batch_state = self._pre_state if self.cfg.send_state or every else None
             self._buf.append((np.asarray(obs, np.float32), action, float(reward), np.asarray(next_obs, np.float32)))
             if terminated or truncated:
                 self._flush(terminated, truncated)
-            # At episode steps that are multiples of flush_steps, not every flush_steps from the last flush: after
-            # an early flush (new weights, flush_ms) batches start on the same steps again, so the learner's
-            # chunks, strided from the episode's start, keep starting where a batch and its stored state began.
-            elif self.t % self.cfg.flush_steps == 0 or (time.monotonic() - self._buf_start) * 1000 >= self.cfg.flush_ms:
+            # At episode steps that are multiples of flush_steps (and of the learner's state_every), not every
+            # flush_steps from the last flush: after an early flush (new weights, flush_ms) batches start on the
+            # same steps again, so the learner's chunks, strided from the episode's start, keep starting where a
+            # batch and its stored state began.
+            elif self._due() or (time.monotonic() - self._buf_start) * 1000 >= self.cfg.flush_ms:
                 self._flush(False, False)
         low, high = self.spec.act_low, self.spec.act_high
         self.prev_unit = to_policy(action, low, high)
@@ -175,6 +176,10 @@ class BotClient:
         self.policy = newest
         if old is None or old.arch.hidden != newest.arch.hidden:
             self.state = newest.initial_state()
+
+    def _due(self) -> bool:
+        every = self.policy.state_every if self.policy is not None else 0
+        return self.t % self.cfg.flush_steps == 0 or (every > 0 and self.t % every == 0)
 
     def _flush(self, terminated: bool, truncated: bool) -> None:
         buf, self._buf = self._buf, []

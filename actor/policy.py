@@ -30,7 +30,7 @@ class LocalPolicy:
     def __init__(self, msg: Weights, seed: int | None = None) -> None:
         self.arch = arch = Arch.from_wire(msg.arch)
         self.version, self.rev, self.grad_steps = msg.version, msg.rev, msg.grad_steps
-        self.wants_state = bool(msg.wants_state)  # the learner asks for h0/c0 with every batch
+        self.state_every = int(msg.state_every or 0)  # > 0: the learner asks for h0/c0, batches starting at its multiples
         layout = actor_layout(arch)
         need = sum(int(np.prod(shape)) for _, shape in layout)
         if msg.params.shape != (need,):

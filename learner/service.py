@@ -304,7 +304,7 @@ class Learner:
         params = actor_to_blob(self.sac.actor)
         self._blob = encode(Weights("learner", self._next_seq(), self.version, blob_rev(params),
                                     self.sac.arch.to_wire(), params, self.grad_steps,
-                                    True if self.cfg.use_stored_state else None))
+                                    self.cfg.seq_len - self.cfg.overlap if self.cfg.use_stored_state else None))
         self._publish_weights()
 
     def _publish_weights(self) -> None:

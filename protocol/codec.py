@@ -204,7 +204,7 @@ _SCHEMA: dict[str, list[tuple[str, str, _Check, bool]]] = {
     "weights": [
         ("version", "version", _uint, True), ("rev", "rev", _str, True), ("arch", "arch", _arch, True),
         ("params", "params", _array("f32", "p", finite=True), True), ("grad_steps", "grad_steps", _uint, False),
-        ("wants_state", "wants_state", _bool, False),
+        ("state_every", "state_every", _uint, False),
     ],
     "progress": [
         ("received", "received", _uint, True), ("grad_steps", "grad_steps", _uint, True), ("utd", "utd", _positive, True),

@@ -124,7 +124,9 @@ class Weights:
     arch: dict[str, Any]
     params: np.ndarray
     grad_steps: int = 0
-    wants_state: bool | None = None  # the learner trains from stored state: send h0/c0 (1.2; absent = no)
+    # The learner trains from stored state (1.2): send h0/c0 with every batch and begin a batch at every
+    # episode step that is a multiple of this (its chunks start there). None or 0: no state wanted.
+    state_every: int | None = None
 
 
 @dataclass(slots=True)

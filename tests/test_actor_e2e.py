@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.feed import Feeder
 from tests.procs import Procs, Watch, actor_stats
 
 LEARNER = ("--hidden", "16", "--fc", "16", "--seq-len", "8", "--overlap", "4", "--batch-size", "8",
@@ -83,26 +84,33 @@ def test_actors_survive_a_learner_restart(procs: Procs, eps: dict[str, str], tmp
 
 
 def test_stored_state_reaches_every_chunk_or_the_learner_says_why_not(procs: Procs, eps: dict[str, str]) -> None:
-    """A learner with use_stored_state asks for the actors' LSTM state in its weights; with flush_steps dividing
-    seq_len - overlap (4), every chunk then starts from the state the actor had there (health:
-    replay.with_state). With flush_steps 3 most chunks start where no batch began, and the learner says so."""
+    """A learner with use_stored_state asks for the actors' LSTM state in its weights (state_every = seq_len -
+    overlap = 4): an actor flushing every 3 steps still begins a batch wherever a chunk begins, so every chunk
+    starts from the state the actor had there (health: replay.with_state). A bot that ignores the request (a
+    scripted 1.1 sender) leaves every chunk without one, and the learner says so."""
     stored = ("--use-stored-state", "true", "--hidden", "16", "--fc", "16", "--seq-len", "8", "--overlap", "4",
               "--batch-size", "8", "--learning-starts", "300")
-    for flush, name in ((4, "learner"), (3, "learner2")):
-        watch = Watch(eps["metrics"])
-        try:
-            learner = procs.learner(eps, *stored, name=name)
-            watch.wait(lambda h: True, 60, name)
-            actor = procs.actor(eps, f"s{flush}", "--env", "Pendulum-v1", "--flush-steps", str(flush),
-                                "--max-steps", "800")
-            assert actor.wait(timeout=120) == 0, procs.log(f"s{flush}")
-            health = watch.wait(lambda h: h["grad_steps"] > 0 and h["env_steps"] == 800, 60, "training on 800 steps")
-        finally:
-            watch.close()
-        assert procs.stop(learner) == 0
-        warned = "use_stored_state is on, but" in procs.log(name)
-        if flush == 4:  # the chunks before the first weights arrived may have none
-            assert health["replay"]["with_state"] >= 0.9 and not warned, (health["replay"], procs.log(name))
-        else:  # batches start at multiples of 3: one chunk in three starts on one
-            assert 0.2 <= health["replay"]["with_state"] <= 0.45 and warned, health["replay"]
-            assert "flush_steps should divide seq_len - overlap (4)" in procs.log(name)
+    watch = Watch(eps["metrics"])
+    try:
+        learner = procs.learner(eps, *stored)
+        watch.wait(lambda h: True, 60, "the learner")
+        actor = procs.actor(eps, "s1", "--env", "Pendulum-v1", "--flush-steps", "3", "--max-steps", "800")
+        assert actor.wait(timeout=120) == 0, procs.log("s1")
+        health = watch.wait(lambda h: h["grad_steps"] > 0 and h["env_steps"] == 800, 60, "training on 800 steps")
+        # The chunks of the steps played before the first weights arrived have none.
+        assert health["replay"]["with_state"] >= 0.9, health["replay"]
+    finally:
+        watch.close()
+    assert procs.stop(learner) == 0
+    assert "use_stored_state is on, but" not in procs.log("learner")
+
+    watch = Watch(eps["metrics"])
+    try:
+        procs.learner(eps, *stored, name="learner2")
+        watch.wait(lambda h: True, 60, "the second learner")
+        with Feeder(eps["ingest"], "scripted"):
+            health = watch.wait(lambda h: h["grad_steps"] > 0, 60, "training on the scripted steps")
+    finally:
+        watch.close()
+    assert health["replay"]["with_state"] == 0.0
+    assert "use_stored_state is on, but 0% of the chunks start from a stored state" in procs.log("learner2")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import pytest
 import zmq
 
 from actor.client import BotClient
@@ -21,10 +22,10 @@ def client(ingest: str, **kw: object) -> BotClient:
     return BotClient.connect(cfg, "bot", -np.ones(3), np.ones(3), LOW, HIGH)
 
 
-def weights(version: int, wants_state: bool | None = None) -> Weights:
+def weights(version: int, state_every: int | None = None) -> Weights:
     arch = Arch(3, 2, hidden=8, fc=8, act_low=tuple(map(float, LOW)), act_high=tuple(map(float, HIGH)))
     params = actor_to_blob(Actor(arch))
-    return Weights("learner", version, version, blob_rev(params), arch.to_wire(), params, 0, wants_state)
+    return Weights("learner", version, version, blob_rev(params), arch.to_wire(), params, 0, state_every)
 
 
 def test_no_learner_means_drops_counted_and_no_waiting() -> None:
@@ -88,18 +89,23 @@ def test_batches_flush_at_n_steps_and_episode_end_and_carry_the_version() -> Non
         ctx.term()
 
 
-def test_batches_keep_starting_at_multiples_of_flush_steps_and_bring_the_state_before_them() -> None:
-    """An early flush (new weights at step 5) does not shift the later batches: they still start at steps
-    8, 16, ... where the learner's chunks start, and each brings the LSTM state the policy had there, since
-    the learner's weights ask for it."""
+@pytest.mark.parametrize("state_every, send_state, t0s, sizes", [
+    (None, True, [0, 5, 8, 16], [5, 3, 8, 4]),  # send_state: batches at multiples of flush_steps (8)
+    (4, False, [0, 4, 5, 8, 12, 16], [4, 1, 3, 4, 4, 4]),  # the learner asks, with chunks every 4 steps
+])
+def test_batches_keep_starting_where_chunks_start_and_bring_the_state_before_them(
+        state_every: int | None, send_state: bool, t0s: list[int], sizes: list[int]) -> None:
+    """An early flush (new weights at step 5) does not shift the later batches: they still start at the
+    multiples of flush_steps and of the learner's state_every, where its chunks start, and each brings the
+    LSTM state the policy had there."""
     ctx = zmq.Context()
     pull = ctx.socket(zmq.PULL)
     port = pull.bind_to_random_port("tcp://127.0.0.1")
-    bot = client(f"tcp://127.0.0.1:{port}", flush_steps=8, flush_ms=60_000)
+    bot = client(f"tcp://127.0.0.1:{port}", flush_steps=8, flush_ms=60_000, send_state=send_state)
     policy = __import__("actor.policy").policy
     try:
         connected(bot, pull)
-        blob = decode(encode(weights(7, wants_state=True)))  # one set of random parameters for all three policies
+        blob = decode(encode(weights(7, state_every)))  # one set of random parameters for all three policies
         bot.link.weights._policy = policy.LocalPolicy(blob)
         bot.new_episode()
         obs = np.linspace(-1, 1, 3).astype(np.float32)
@@ -112,7 +118,7 @@ def test_batches_keep_starting_at_multiples_of_flush_steps_and_bring_the_state_b
         while time.monotonic() < deadline and sum(b.steps for b in batches) < 20:
             if pull.poll(100) and isinstance(m := decode(pull.recv()), Experience):
                 batches.append(m)
-        assert [b.t0 for b in batches] == [0, 5, 8, 16] and [b.steps for b in batches] == [5, 3, 8, 4]
+        assert [b.t0 for b in batches] == t0s and [b.steps for b in batches] == sizes
         replay = policy.LocalPolicy(blob)  # the same weights, stepped on the same inputs
         state, prev, prev_reward = replay.initial_state(), np.zeros(2, np.float32), 0.0
         for b in batches:

@@ -72,7 +72,7 @@ const SCHEMA = {
   weights: [
     ['version', T.uint, true], ['rev', T.str, true, { max: MAX_ID }], ['arch', T.map, true],
     ['params', T.array, true, arr('f32', 1, 'finite')], ['grad_steps', T.uint, false],
-    ['wants_state', T.bool, false],
+    ['state_every', T.uint, false],
   ],
   progress: [
     ['received', T.uint, true], ['grad_steps', T.uint, true], ['utd', T.float, true, { finite: true, positive: true }],
