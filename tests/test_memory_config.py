@@ -20,6 +20,7 @@ def test_every_trained_step_gets_the_horizon_of_history_with_gradients(given: di
     cfg = LearnerConfig(**given)
     assert (cfg.seq_len, cfg.overlap) == (seq_len, overlap)
     assert cfg.overlap - cfg.burn_in >= cfg.memory_horizon
+    assert cfg.use_stored_state == (cfg.memory_horizon >= 2)  # chunks start where the bot's state really was
 
 
 def test_a_bad_horizon_fails_at_start_naming_the_key() -> None:
