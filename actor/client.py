@@ -11,9 +11,10 @@
 
 Weights are swapped in between ticks (at the start of `act`), never during
 inference. Experience leaves in batches: at every episode step that is a
-multiple of `flush_steps`, after `flush_ms`, at the episode's end and when the
-weights version changes (so each batch names the one version that acted). A full send queue drops the batch and
-counts it; nothing here blocks.
+multiple of `flush_steps` (or of the learner's `state_every`, where its chunks
+start), after `flush_ms`, at the episode's end and when the weights version
+changes (so each batch names the one version that acted). A full send queue
+drops the batch and counts it; nothing here blocks.
 """
 
 from __future__ import annotations

@@ -11,6 +11,11 @@ chunk, padded and masked. All the full chunks one batch completes are strided
 windows of the stream's recent step numbers, so ingest costs a handful of
 array writes per batch, however many chunks it completes.
 
+Stored state (R2D2): a batch may bring the actor's LSTM state at its first
+step. It is kept by step number until a chunk commits, and a chunk whose first
+step began a batch gets that state; any other chunk starts from zero. Actors
+asked for state begin a batch wherever a chunk begins (protocol `state_every`).
+
 Nothing is evicted eagerly. A chunk is live while the oldest step it needs is
 still in the ring and its slot has not been reused; `_refresh` finds the live
 ones with one vectorised pass over the table when they are next asked for (once
@@ -312,6 +317,7 @@ class SequenceReplay:
         chunk.hist[0] = -1  # no step before the segment's first chunk in the ring
         chunk.h, chunk.start, chunk.context, chunk.first = 1, 1, 0, True
         stream.ended = False
+        stream.states.clear()  # what the last segment left, if its open chunk was not committed
         mid_episode = batch.t0 > 0
         seg.prev_given = batch.prev_action is not None and mid_episode
         seg.prev_action[:] = batch.prev_action if seg.prev_given else 0.0
