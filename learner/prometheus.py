@@ -54,6 +54,8 @@ class HealthCollector(Collector):
         yield _g("saclstm_replay_transitions", "trainable transitions in replay", h.replay.transitions)
         yield _g("saclstm_replay_capacity", "replay capacity in transitions", h.replay.capacity)
         yield _g("saclstm_replay_bytes", "replay memory, preallocated", h.replay.bytes)
+        yield _g("saclstm_replay_with_state", "share of live chunks that start from a stored LSTM state",
+                 h.replay.with_state)
         if h.recent_return is not None:
             yield _g("saclstm_episode_return_recent", "mean return of the last 10 training episodes", h.recent_return)
         lag = GaugeMetricFamily("saclstm_policy_lag", "learner version minus the version that acted", labels=["quantile"])

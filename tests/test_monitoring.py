@@ -69,7 +69,7 @@ def test_monitor_prometheus_dead_actor_tensorboard_plot(procs: Procs, eps: dict[
         assert code == 200
         for series in ("saclstm_env_steps_total", "saclstm_grad_steps_total", "saclstm_weights_version",
                        "saclstm_utd_achieved", 'saclstm_actor_received_steps_total{actor="m1"}',
-                       'saclstm_actor_alive{actor="m2"}', "saclstm_uptime_seconds"):
+                       'saclstm_actor_alive{actor="m2"}', "saclstm_uptime_seconds", "saclstm_replay_with_state"):
             assert series in first, series
         before = value(first, "saclstm_grad_steps_total")
         watch.wait(lambda h: h["grad_steps"] > before + 50, 60, "more training")
