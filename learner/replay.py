@@ -127,6 +127,9 @@ class _OpenChunk:
     start: int = 1
     context: int = 0  # leading steps of the open chunk that are context only (shared with the previous chunk)
     first: bool = True  # the open chunk is the segment's first
+    # A segment's first chunk, when the segment starts off the stride (mid-episode, after a gap): the steps it
+    # holds, so that every later chunk starts at an episode step that is a multiple of the stride. 0: seq_len.
+    cut: int = 0
 
 
 @dataclass
@@ -318,6 +321,8 @@ class SequenceReplay:
         chunk.h, chunk.start, chunk.context, chunk.first = 1, 1, 0, True
         stream.ended = False
         stream.states.clear()  # what the last segment left, if its open chunk was not committed
+        off = batch.t0 % (self.seq_len - self.overlap)
+        chunk.cut = self.seq_len - off if off else 0
         mid_episode = batch.t0 > 0
         seg.prev_given = batch.prev_action is not None and mid_episode
         seg.prev_action[:] = batch.prev_action if seg.prev_given else 0.0
@@ -331,6 +336,10 @@ class SequenceReplay:
         one strided slice of the stream's windows."""
         L, o, stride = self.seq_len, self.overlap, self.seq_len - self.overlap
         chunk, table = stream.open, self._chunks
+        if chunk.cut:
+            if chunk.h - chunk.start < chunk.cut + ended:
+                return
+            self._commit_cut(stream)
         start, total = chunk.start, chunk.h
         room = total - start - L - ended
         if room < 0:
@@ -352,9 +361,35 @@ class SequenceReplay:
         chunk.h, chunk.start, chunk.context, chunk.first = kept, 1, o, False
         if stream.states:
             self._store_states(stream, a, m)
-            behind = int(chunk.hist[0])  # the step before the open chunk: no chunk will start at or before it
-            for step in [s for s in stream.states if s <= behind]:
-                del stream.states[step]
+            self._forget_states(stream)
+
+    def _commit_cut(self, stream: _Stream) -> None:
+        """Commit a segment's shortened first chunk (see `_OpenChunk.cut`) and open the next one on its last
+        `overlap` steps, on the stride: the actor begins a batch there, and its stored state with it."""
+        chunk, table = stream.open, self._chunks
+        start, total, cut = chunk.start, chunk.h, chunk.cut
+        a = self._claim(1)
+        table.steps[a, :cut + 1] = chunk.hist[start - 1:start + cut]
+        table.steps[a, cut + 1:] = chunk.hist[start + cut - 1]  # padding: any step of the chunk will do
+        table.rows[a] = stream.full
+        table.meta["fill"][a] = cut
+        # Its last step is in the latest batch: before that batch the segment held fewer than `cut` steps.
+        table.next_obs[a] = chunk.next_obs[start + cut - 1 - (total - len(chunk.next_obs))]
+        self._first_of_segment(stream, a)
+        self.committed += cut
+        self._dirty = True
+        reopen = start + cut - self.overlap
+        kept = total - reopen + 1
+        chunk.hist[:kept] = chunk.hist[reopen - 1:total]
+        chunk.h, chunk.start, chunk.context, chunk.first, chunk.cut = kept, 1, self.overlap, False, 0
+        if stream.states:
+            self._store_states(stream, a, 1)
+            self._forget_states(stream)
+
+    def _forget_states(self, stream: _Stream) -> None:
+        behind = int(stream.open.hist[0])  # the step before the open chunk: no chunk will start at or before it
+        for step in [s for s in stream.states if s <= behind]:
+            del stream.states[step]
 
     def _commit_open(self, stream: _Stream, terminal: bool) -> None:
         """Commit the open (partial, or episode-ending) chunk, if it holds a step not trained on before."""

@@ -173,7 +173,7 @@ def test_the_file_keeps_the_chunk_columns_in_their_order() -> None:
     """c_meta is int64 fill, context, terminal, stream, has_state, prev_given: files written before load."""
     replay = SequenceReplay(capacity=400, seq_len=4, overlap=1, obs_dim=D, act_dim=A, state_dim=3)
     h0 = np.zeros(3, np.float32)
-    replay.add(StepBatch(("actor0", "bot"), 0, 5, **steps(0, 0, 5, 6), terminated=True, truncated=False,
+    replay.add(StepBatch(("actor0", "bot"), 0, 6, **steps(0, 0, 6, 6), terminated=True, truncated=False,
                          prev_action=np.array([0.5], np.float32), prev_reward=1.0, state=(h0, h0)))
     feed(replay, 1, 0, 0, 2, end="truncated")
     meta = replay.export()["c_meta"]
@@ -221,8 +221,8 @@ def test_sample_scales_actions_and_keeps_padding_zero() -> None:
     replay.add(StepBatch(("actor1", "bot"), 0, 10, **steps(1, 0, 10, 8), terminated=False, truncated=True,
                          prev_action=np.array([0.25], np.float32), prev_reward=3.0))
     chunks = replay.chunks()
-    mid = chunks.obs[:, 0, 0] == 1
-    assert np.allclose(chunks.prev_action[mid], 0.25) and np.allclose(chunks.prev_reward[mid], 3.0)
+    mid = (chunks.obs[:, 0, 0] == 1) & (chunks.obs[:, 0, 2] == 10)  # the segment's first chunk
+    assert mid.sum() == 1 and np.allclose(chunks.prev_action[mid], 0.25) and np.allclose(chunks.prev_reward[mid], 3.0)
 
 
 def test_a_chunk_that_starts_where_a_batch_started_brings_that_batchs_stored_state() -> None:
@@ -238,16 +238,19 @@ def test_a_chunk_that_starts_where_a_batch_started_brings_that_batchs_stored_sta
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 1), st.integers(1, 12), st.sampled_from(["", "", "", "truncated"]),
-                          st.booleans()), min_size=1, max_size=30),
+                          st.booleans(), st.sampled_from([0, 0, 0, 1, 3])), min_size=1, max_size=30),
        st.integers(2, 8), st.data())
 def test_every_chunk_gets_the_state_of_the_batch_that_began_at_its_first_step(plan: list, seq_len: int,
                                                                               data: st.DataObject) -> None:
     """R2D2's stored state for every chunk, not only a segment's first: a chunk whose first step began a
-    batch that brought a state starts from it; any other chunk starts from zero."""
+    batch that brought a state starts from it; any other chunk starts from zero. Gaps start segments
+    mid-episode; every step is still trained on exactly once."""
     overlap = data.draw(st.integers(0, seq_len - 1))
     replay = SequenceReplay(capacity=4000, seq_len=seq_len, overlap=overlap, obs_dim=D, act_dim=A, state_dim=D)
-    t, episode, began = [0, 0], [0, 0], set()
-    for stream, n, end, with_state in plan:
+    t, episode, began, fed = [0, 0], [0, 0], set(), []
+    for stream, n, end, with_state, gap in plan:
+        t[stream] += gap  # steps lost on the way: the next batch starts a new segment
+        fed += [(stream, episode[stream], t[stream] + i) for i in range(n)]
         first = steps(stream, episode[stream], t[stream], n)["obs"][0]
         state = (first, -first) if with_state else None
         if with_state:
@@ -257,7 +260,13 @@ def test_every_chunk_gets_the_state_of_the_batch_that_began_at_its_first_step(pl
         t[stream] += n
         if end:
             t[stream], episode[stream] = 0, episode[stream] + 1
+    for stream in (0, 1):  # end both episodes: the open chunks are committed
+        fed.append((stream, episode[stream], t[stream]))
+        feed(replay, stream, episode[stream], t[stream], 1, end="truncated")
+    check_chunks(replay)
     chunks = replay.chunks()
+    trained = chunks.obs[:, :-1][chunks.mask == 1]
+    assert sorted(map(tuple, trained.astype(int).tolist())) == sorted(fed)
     firsts = chunks.obs[:, 0]
     want = np.array([f if tuple(f.tolist()) in began else np.zeros(D) for f in firsts], np.float32)
     assert replay.with_state == pytest.approx(np.mean([tuple(f.tolist()) in began for f in firsts]) if len(firsts) else 0.0)
@@ -267,3 +276,33 @@ def test_every_chunk_gets_the_state_of_the_batch_that_began_at_its_first_step(pl
     assert np.array_equal(chunks.h0, want) and np.array_equal(chunks.c0, -want)
 
 
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 12), st.sampled_from(["", "", "", "truncated"]), st.sampled_from([0, 0, 0, 1, 5])),
+                min_size=1, max_size=30),
+       st.integers(2, 8), st.data())
+def test_chunks_start_on_the_stride_so_an_actor_asked_for_state_gives_every_chunk_one(
+        plan: list, seq_len: int, data: st.DataObject) -> None:
+    """An actor asked for state (state_every = seq_len - overlap) begins a batch at every multiple of it and
+    wherever it resumes after a gap. A segment that starts off the stride gets a shorter first chunk, so that
+    every later chunk starts on it: every chunk then starts from a stored state."""
+    overlap = data.draw(st.integers(0, seq_len - 1))
+    stride = seq_len - overlap
+    replay = SequenceReplay(capacity=4000, seq_len=seq_len, overlap=overlap, obs_dim=D, act_dim=A, state_dim=D)
+    t, episode = 0, 0
+    for n, end, gap in plan:
+        t += gap
+        cuts = [c for c in range(t + 1, t + n) if c % stride == 0]  # the actor flushes at multiples of state_every
+        for a, b in zip([t, *cuts], [*cuts, t + n]):
+            first = steps(0, episode, a, 1)["obs"][0]
+            replay.add(StepBatch(("actor0", "bot"), episode, a, **steps(0, episode, a, b - a), terminated=False,
+                                 truncated=bool(end) and b == t + n, state=(first, -first)))
+        t += n
+        if end:
+            t, episode = 0, episode + 1
+    check_chunks(replay)
+    chunks = replay.chunks()
+    if len(chunks.mask):
+        assert replay.with_state == 1.0
+        assert np.array_equal(chunks.h0, chunks.obs[:, 0])
