@@ -14,11 +14,15 @@ from protocol.checkpoint import CheckpointError
 ARCH = Arch(2, 1, hidden=32, fc=32, act_low=(-1.0,), act_high=(1.0,))
 
 
-def test_offsets_spread_up_to_the_horizon_and_stay_few() -> None:
-    assert RecallHead(ARCH, 16).offsets.tolist() == [1, 2, 3, 5, 7, 11, 16]
+def test_offsets_cover_the_horizon_evenly_and_stay_few() -> None:
+    """Every step back up to 16; beyond, 16 evenly spaced with the horizon last. A far offset with a wide gap before
+    it is not learned (a log scale left 35 -> 64 and the probe never named 64)."""
+    assert RecallHead(ARCH, 16).offsets.tolist() == list(range(1, 17))
     assert RecallHead(ARCH, 2).offsets.tolist() == [1, 2]
+    assert RecallHead(ARCH, 64).offsets.tolist() == list(range(4, 65, 4))
     far = RecallHead(ARCH, 256).offsets.tolist()
-    assert far[0] == 1 and far[-1] == 256 and len(far) <= RecallHead.MAX_OFFSETS
+    gaps = {b - a for a, b in zip(far, far[1:])}
+    assert far[-1] == 256 and len(far) == RecallHead.MAX_OFFSETS == 16 and gaps == {16}
 
 
 def test_the_loss_reads_the_observation_each_offset_back_on_trained_steps_only() -> None:
