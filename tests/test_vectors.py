@@ -159,7 +159,15 @@ def test_every_input_of_the_forward_vector_matters(drop: str) -> None:
 
 
 def test_forward_vector_matches_generator() -> None:
-    assert forward() == FORWARD, "run `python -m tests.vectors.generate` after a deliberate change"
+    """Inputs and weights exactly; the outputs to 1e-6, 1/100 of the vector's atol: numpy's matrix products may
+    round differently from one run to the next (BLAS picks kernels by alignment; a 1e-7 difference was seen once
+    in CI), and a deliberate change to the policy moves them far more."""
+    got = forward()
+    hint = "run `python -m tests.vectors.generate` after a deliberate change"
+    assert {k: v for k, v in got.items() if k != "expected"} == {k: v for k, v in FORWARD.items() if k != "expected"}, hint
+    assert got["expected"].keys() == FORWARD["expected"].keys(), hint
+    for key, values in got["expected"].items():
+        np.testing.assert_allclose(values, FORWARD["expected"][key], rtol=0, atol=FORWARD["atol"] / 100, err_msg=hint)
 
 
 def test_the_spec_states_the_version_the_vectors_carry() -> None:
