@@ -281,7 +281,7 @@ class RecallHead(nn.Module):
     def __init__(self, arch: Arch, horizon: int) -> None:
         super().__init__()
         n = min(self.MAX_OFFSETS, horizon)
-        offsets = sorted({max(1, round(horizon * (i + 1) / n)) for i in range(n)})
+        offsets = [round(horizon * (i + 1) / n) for i in range(n)]  # n <= horizon: 1 or more apart, from 1
         self.register_buffer("offsets", torch.tensor(offsets, dtype=torch.long), persistent=False)
         self.obs_dim = arch.obs_dim
         self.out = nn.Linear(arch.hidden, arch.obs_dim * len(offsets))

@@ -164,7 +164,8 @@ def test_forward_vector_matches_generator() -> None:
     in CI), and a deliberate change to the policy moves them far more."""
     got = forward()
     hint = "run `python -m tests.vectors.generate` after a deliberate change"
-    assert {k: v for k, v in got.items() if k != "expected"} == {k: v for k, v in FORWARD.items() if k != "expected"}, hint
+    inputs = {k: v for k, v in got.items() if k != "expected"}
+    assert inputs == {k: v for k, v in FORWARD.items() if k != "expected"}, hint
     assert got["expected"].keys() == FORWARD["expected"].keys(), hint
     for key, values in got["expected"].items():
         np.testing.assert_allclose(values, FORWARD["expected"][key], rtol=0, atol=FORWARD["atol"] / 100, err_msg=hint)
