@@ -16,10 +16,19 @@ from robocode_tank_royale.bot_api.events import (  # noqa: E402
     DeathEvent,
     RoundEndedEvent,
     RoundStartedEvent,
+    SkippedTurnEvent,
     TickEvent,
 )
 
-from actor.bots.tankroyale.brain import ACT_HIGH, ACT_LOW, OBS_DIM, OBSERVATION, TankBrain, TankRewards  # noqa: E402
+from actor.bots.tankroyale.brain import (  # noqa: E402
+    ACT_HIGH,
+    ACT_LOW,
+    OBS_DIM,
+    OBSERVATION,
+    TankBrain,
+    TankControls,
+    TankRewards,
+)
 from actor.bots.tankroyale.tank import SaclstmTank, spec  # noqa: E402
 from actor.client import BotClient  # noqa: E402
 from actor.config import ActorConfig  # noqa: E402
@@ -119,7 +128,7 @@ def test_scans_rams_and_walls_reach_the_observation() -> None:
 class Capture:
     """A real client whose PUSH socket ends in this process's PULL socket."""
 
-    def __init__(self, eval_mode: bool = False) -> None:
+    def __init__(self, eval_mode: bool = False, controls: TankControls | None = None) -> None:
         self.ctx = zmq.Context()
         self.pull = self.ctx.socket(zmq.PULL)
         port = self.pull.bind_to_random_port("tcp://127.0.0.1")
@@ -131,7 +140,7 @@ class Capture:
             self.client.link.housekeeping()
             if self.pull.poll(20) and isinstance(decode(self.pull.recv()), Hello):
                 break
-        self.tank = SaclstmTank(self.client, TankRewards(), live=False)
+        self.tank = SaclstmTank(self.client, TankRewards(), live=False, controls=controls)
 
     def messages(self, until: type, timeout: float = 5.0) -> list:
         got: list = []
@@ -171,5 +180,43 @@ def test_eval_mode_sends_no_experience_and_no_episode_start() -> None:
         cap.tank.on_death(DeathEvent(turn_number=4))
         kinds = {type(m).__name__ for m in cap.messages(EpisodeEnd)}
         assert "EpisodeEnd" in kinds and not kinds & {"Experience", "EpisodeStart"}
+    finally:
+        cap.close()
+
+
+def sent_steps(cap: Capture) -> list[Experience]:
+    return [m for m in cap.messages(EpisodeEnd) if isinstance(m, Experience)]
+
+
+def test_a_skipped_turn_is_a_gap_in_the_experience_not_a_step() -> None:
+    """The server played turn 4 with our old intent: no step may claim the action we chose for it."""
+    cap = Capture()
+    try:
+        cap.tank.on_round_started(RoundStartedEvent(round_number=1))
+        for turn in range(1, 8):
+            if turn == 4:
+                cap.tank.on_skipped_turn(SkippedTurnEvent(turn_number=3))
+            deliver(cap.tank, tick(turn, state()))
+        cap.tank.on_death(DeathEvent(turn_number=8))
+        batches = sent_steps(cap)
+        assert sum(b.steps for b in batches) == 6, "7 turns close 6 steps; the skipped one is not sent"
+        assert [(b.t0, b.steps) for b in batches] == [(0, 2), (3, 4)], "the stream jumps over the skipped step"
+        assert batches[-1].terminated[-1]
+    finally:
+        cap.close()
+
+
+def test_repeat_holds_a_decision_and_sums_its_turns_rewards() -> None:
+    cap = Capture(controls=TankControls(repeat=3))
+    try:
+        cap.tank.on_round_started(RoundStartedEvent(round_number=1))
+        for turn in range(1, 8):  # decisions at turns 1, 4 and 7
+            deliver(cap.tank, tick(turn, state()))
+        cap.tank.on_round_ended(RoundEndedEvent(round_number=1, turn_number=8, results=None))
+        batches = sent_steps(cap)
+        rewards = np.concatenate([b.reward for b in batches])
+        assert len(rewards) == 3, "two whole decisions and the one the round's end cut"
+        assert rewards[:2] == pytest.approx([3 * TankRewards().turn] * 2)
+        assert batches[-1].truncated[-1]
     finally:
         cap.close()

@@ -4,10 +4,12 @@ Kept apart from the bot class (`tank.py`) so it can be driven, timed and
 tested with the bot API's real event and state classes, without a server.
 
 Observation: 35 numbers, each scaled to about [-1, 1] (OBSERVATION lists them).
-Action: 4 numbers in the game's legal ranges: target speed [-8, 8] units/turn,
-body turn rate [-10, 10] deg/turn, gun turn rate [-20, 20] deg/turn, fire power
-[0, 3] (below 0.1 holds fire; the game's smallest shot is 0.1). The radar spins
-at its maximum rate on its own, so scans keep coming.
+Action: 4 numbers: target speed [-8, 8] units/turn, body turn rate [-10, 10]
+deg/turn, the gun's aim [-30, 30] and fire power [0, 3] (below 0.1 holds fire;
+the game's smallest shot is 0.1). How the aim and the radar become orders is
+TankControls': by default the aim is an offset in degrees from the enemy's
+bearing, which the gun turns toward every turn (body turns do not carry it),
+and the radar sweeps across the last scan so the enemy is seen every turn.
 Reward per turn (weights in TankRewards): damage dealt and taken by bullets and
 rams, a kill, a death, a won round, and a small cost per turn.
 
@@ -35,8 +37,10 @@ _ORDER = {"WonRoundEvent": 0, "SkippedTurnEvent": 1, "DeathEvent": 2, "BotDeathE
           "HitByBulletEvent": 5, "BotHitWallEvent": 6, "BotHitBotEvent": 7, "ScannedBotEvent": 8}
 
 MAX_SPEED, MAX_TURN, MAX_GUN_TURN, MAX_RADAR_TURN, MAX_POWER, MIN_POWER = 8.0, 10.0, 20.0, 45.0, 3.0, 0.1
-ACT_LOW = np.array([-MAX_SPEED, -MAX_TURN, -MAX_GUN_TURN, 0.0], np.float32)
-ACT_HIGH = np.array([MAX_SPEED, MAX_TURN, MAX_GUN_TURN, MAX_POWER], np.float32)
+MAX_AIM = 30.0  # degrees either side of the bearing: the lead a shot at power 1.5 needs for a target crossing at 8
+ACT_LOW = np.array([-MAX_SPEED, -MAX_TURN, -MAX_AIM, 0.0], np.float32)
+ACT_HIGH = np.array([MAX_SPEED, MAX_TURN, MAX_AIM, MAX_POWER], np.float32)
+LOCK_LOST_AFTER = 3  # turns without a scan before a locked radar gives up and spins again
 
 OBSERVATION = (
     "x", "y", "energy", "sin_dir", "cos_dir", "sin_gun", "cos_gun", "sin_radar", "cos_radar", "speed", "gun_heat",
@@ -61,9 +65,56 @@ class TankRewards:
     turn: float = field(default=-0.001, metadata={"help": "every turn, so that dawdling costs a little"})
 
 
+@dataclass(frozen=True)
+class TankControls:
+    """How the action's aim and the radar become orders (README, Tank Royale: what each form measured)."""
+
+    aim: str = field(default="bearing", metadata={"help": "bearing: the gun action is an offset in degrees from the "
+                                                          "enemy's bearing, turned toward every turn; rate: a gun "
+                                                          "turn rate that rides on the body (the first form)"})
+    radar: str = field(default="lock", metadata={"help": "lock: sweep across the last scan, so the enemy is seen "
+                                                         "every turn; spin: full rate always (scans up to 8 turns old)"})
+    repeat: int = field(default=1, metadata={"help": "turns per decision: an action is held this many turns (aim and "
+                                                     "radar still follow the enemy every turn), its rewards summed"})
+
+    def __post_init__(self) -> None:
+        from protocol.config import check
+
+        check(self.aim in ("bearing", "rate"), "aim", self.aim, "must be bearing or rate")
+        check(self.radar in ("lock", "spin"), "radar", self.radar, "must be lock or spin")
+        check(1 <= self.repeat <= 30, "repeat", self.repeat, "must be 1..30 turns")
+
+
+@dataclass(frozen=True)
+class Orders:
+    """One turn's intent, in the bot API's terms; the adjust flags make gun and radar turn on their own."""
+
+    target_speed: float
+    turn_rate: float
+    gun_turn_rate: float
+    radar_turn_rate: float
+    firepower: float  # 0 = hold fire
+    independent: bool  # adjust gun for body turn, radar for gun and body turn
+
+
 def _angle(deg: float) -> float:
     """Degrees normalised to [-180, 180)."""
     return (deg + 180.0) % 360.0 - 180.0
+
+
+@dataclass
+class Tally:
+    """One round's fight, for the training view and evaluation: what a win rate alone cannot tell."""
+
+    shots: int = 0  # bullets we fired
+    hits: int = 0  # of them, those that hit a bot
+    dealt: float = 0.0  # damage our bullets and rams did
+    taken: float = 0.0  # damage bullets and rams did to us
+    destroyed: int = 0  # opponents that died of our bullets or rams (not of inactivity or their own firing)
+
+    def to_dict(self) -> dict[str, float]:
+        return {"shots": self.shots, "hits": self.hits, "dealt": round(self.dealt, 3), "taken": round(self.taken, 3),
+                "destroyed": self.destroyed}
 
 
 @dataclass
@@ -83,8 +134,9 @@ class Enemy:
 class TankBrain:
     """Turns the game's state and events into observations and rewards, and actions into commands."""
 
-    def __init__(self, rewards: TankRewards = TankRewards(), arena: tuple[int, int] = (800, 600)) -> None:
-        self.rewards = rewards
+    def __init__(self, rewards: TankRewards = TankRewards(), arena: tuple[int, int] = (800, 600),
+                 controls: TankControls = TankControls()) -> None:
+        self.rewards, self.controls = rewards, controls
         self.width, self.height = arena
         self.enemy = Enemy()
         self.reward = 0.0  # accumulated since the last turn
@@ -95,11 +147,15 @@ class TankBrain:
         self.my_id = 1  # the game's id for us (set from game-started)
         self.outcome: str | None = None  # "won" or "died" once the round ended for us
         self.skipped = 0  # turns the server played without our intent, this round
+        self.me: object | None = None  # the state last observed (the bot API's BotState or env.State)
+        self.turn = 0  # the turn last observed
+        self.tally = Tally()
 
     # -- one turn's events ----------------------------------------------------------------
 
     def apply(self, events: list[dict]) -> None:
         """All events of one turn, as schema maps, in the bot API's dispatch order (unknown types ignored)."""
+        rammed, died = False, []
         for e in sorted(events, key=self._order):
             kind = e.get("type")
             if kind == "ScannedBotEvent":
@@ -108,18 +164,24 @@ class TankBrain:
             elif kind == "BulletHitBotEvent":
                 self._bullet_hit(e)
             elif kind == "BotHitBotEvent" and self.my_id in (e.get("botId"), e.get("victimId")):
-                self.hit_bot = True
+                self.hit_bot = rammed = True
                 self.damage_taken(RAM_DAMAGE)
                 self.damage_dealt(RAM_DAMAGE)
             elif kind == "BotHitWallEvent" and e.get("victimId") == self.my_id:
                 self.hit_wall = True
             elif kind == "BotDeathEvent":
+                died.append(e["victimId"])
                 self._death(e["victimId"])
             elif kind == "WonRoundEvent" and self.outcome is None:
                 self.outcome = "won"
                 self.won()
             elif kind == "SkippedTurnEvent":
                 self.skipped += 1
+            elif kind == "BulletFiredEvent":
+                self.tally.shots += 1
+        for victim in died:  # an opponent that died of our bullet or of a collision with us this turn
+            if victim != self.my_id and (victim in self.kills or rammed):
+                self.tally.destroyed += 1
 
     def _order(self, e: dict) -> int:
         kind = e.get("type")
@@ -133,6 +195,7 @@ class TankBrain:
         if e["victimId"] == self.my_id:
             self.damage_taken(e["damage"])
         elif (e.get("bullet") or {}).get("ownerId") == self.my_id:
+            self.tally.hits += 1
             self.damage_dealt(e["damage"])
             if e["energy"] <= 0:  # the victim's energy after our hit: we killed it
                 self.bot_died(e["victimId"], by_us=True)
@@ -149,14 +212,17 @@ class TankBrain:
     def new_round(self) -> None:
         self.enemy, self.reward, self.hit_wall, self.hit_bot = Enemy(), 0.0, False, False
         self.dead, self.kills, self.outcome, self.skipped = set(), set(), None, 0
+        self.me, self.turn, self.tally = None, 0, Tally()
 
     def scanned(self, bot_id: int, x: float, y: float, energy: float, direction: float, speed: float, turn: int) -> None:
         self.enemy = Enemy(bot_id, x, y, energy, direction, speed, turn, True)
 
     def damage_dealt(self, damage: float) -> None:
+        self.tally.dealt += damage
         self.reward += self.rewards.damage_dealt * damage
 
     def damage_taken(self, damage: float) -> None:
+        self.tally.taken += damage
         self.reward += self.rewards.damage_taken * damage
 
     def bot_died(self, victim_id: int, by_us: bool) -> None:
@@ -213,11 +279,43 @@ class TankBrain:
             1.0 if self.hit_wall else -1.0, 1.0 if self.hit_bot else -1.0,
         ]
         self.hit_wall = self.hit_bot = False
+        self.me, self.turn = s, turn
         return np.clip(np.array(obs, np.float32), -1.0, 1.0)
 
     @staticmethod
     def commands(action: np.ndarray) -> tuple[float, float, float, float]:
-        """(target speed, turn rate, gun turn rate, fire power or 0 for hold), clamped to the legal ranges."""
+        """(target speed, turn rate, gun action, fire power or 0 for hold), clamped to the action's ranges."""
         a = np.clip(np.asarray(action, np.float64), ACT_LOW, ACT_HIGH)
         power = float(a[3]) if a[3] >= MIN_POWER else 0.0
         return float(a[0]), float(a[1]), float(a[2]), power
+
+    def orders(self, action: np.ndarray) -> Orders:
+        """The intent for `action` from the state last observed: the aim and the radar as TankControls says."""
+        speed, turn, aim, power = self.commands(action)
+        s, c = self.me, self.controls
+        if s is None:  # nothing observed yet: the first form's orders
+            return Orders(speed, turn, max(-MAX_GUN_TURN, min(MAX_GUN_TURN, aim)), MAX_RADAR_TURN, power, False)
+        target = self._target(s)
+        if c.aim == "bearing":
+            goal = (target if target is not None else s.gun_direction) + aim  # type: ignore[attr-defined]
+            gun = max(-MAX_GUN_TURN, min(MAX_GUN_TURN, _angle(goal - s.gun_direction)))  # type: ignore[attr-defined]
+        else:
+            gun = max(-MAX_GUN_TURN, min(MAX_GUN_TURN, aim))
+        radar = MAX_RADAR_TURN
+        if c.radar == "lock" and target is not None:
+            off = _angle(target - s.radar_direction)  # type: ignore[attr-defined]
+            # past the bearing by half a sweep: the arc swept this turn holds the enemy wherever it moves
+            radar = max(-MAX_RADAR_TURN, min(MAX_RADAR_TURN, off + math.copysign(MAX_RADAR_TURN / 2, off)))
+        independent = c.aim == "bearing" or c.radar == "lock"
+        return Orders(speed, turn, gun, radar, power, independent)
+
+    def _target(self, s) -> float | None:  # noqa: ANN001
+        """The direction from us to where the enemy is now (its last scan moved on at its speed), or None when
+        it was never seen, is dead, or was lost LOCK_LOST_AFTER turns ago."""
+        e = self.enemy
+        age = self.turn - e.turn
+        if e.turn < 0 or not e.alive or age > LOCK_LOST_AFTER:
+            return None
+        rad = math.radians(e.direction)
+        x, y = e.x + math.cos(rad) * e.speed * age, e.y + math.sin(rad) * e.speed * age
+        return math.degrees(math.atan2(y - s.y, x - s.x))

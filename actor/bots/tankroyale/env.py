@@ -2,6 +2,8 @@
 
     gymnasium.make("TankRoyale-v0", opponent="SpinBot", arena=(800, 600), max_turns=2000, seed=0)
     opponent="SpinBot+Walls+RamFire" or "all": each episode draws one of them (info["opponent"] names it)
+    aim="bearing"|"rate", radar="lock"|"spin": the action's form (TankControls); drive=False: our tank
+    cannot move or turn its body (the aiming rung of the ladder)
 
 One round is one episode, played by the rules engine (engine.py) with no server and no sockets.
 What the tank sees and is rewarded for is the bot's own code: the same TankBrain reads the same
@@ -25,7 +27,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from actor.bots.tankroyale.brain import ACT_HIGH, ACT_LOW, MAX_RADAR_TURN, OBS_DIM, TankBrain, TankRewards
+from actor.bots.tankroyale.brain import ACT_HIGH, ACT_LOW, OBS_DIM, Orders, TankBrain, TankControls, TankRewards
 from actor.bots.tankroyale.engine import Engine, Intent, Participant, Setup, Turn
 from actor.bots.tankroyale.opponents import OPPONENTS, act_on_turn, make
 
@@ -86,13 +88,16 @@ class TankRoyaleEnv(gym.Env):
     metadata = {"render_modes": []}
 
     def __init__(self, opponent: str = "SpinBot", arena: Any = (800, 600), max_turns: int = 2000,
-                 seed: int | None = None, rewards: TankRewards | None = None) -> None:
+                 seed: int | None = None, rewards: TankRewards | None = None, aim: str = "bearing",
+                 radar: str = "lock", drive: Any = True, repeat: int = 1) -> None:
         if int(max_turns) < 1:
             raise ValueError(f"max_turns must be at least 1, got {max_turns}")
         self.roster = parse_opponents(opponent)
         self.opponent, self.arena, self.max_turns = self.roster[0], parse_arena(arena), int(max_turns)
         self.setup = Setup(arena_width=self.arena[0], arena_height=self.arena[1], number_of_rounds=1)
-        self.brain = TankBrain(rewards or TankRewards(), self.arena)
+        self.brain = TankBrain(rewards or TankRewards(), self.arena, TankControls(aim=aim, radar=radar,
+                                                                                       repeat=int(repeat)))
+        self.drive = str(drive).lower() not in ("false", "0", "no")  # --env-kwargs hands over text
         self.brain.my_id = ME
         self.policies = {name: make(name) for name in self.roster}
         self.policy = self.policies[self.opponent]
@@ -128,28 +133,39 @@ class TankRoyaleEnv(gym.Env):
             raise RuntimeError("step() before reset()")
         if self.turn.round_ended or self.brain.outcome is not None:
             raise RuntimeError("step() after the episode ended; call reset()")
-        speed, turn_rate, gun_turn, power = self.brain.commands(action)
-        mine = Intent(target_speed=speed, turn_rate=turn_rate, gun_turn_rate=gun_turn,
-                      radar_turn_rate=MAX_RADAR_TURN, firepower=power)
-        intents = {ME: mine}
-        if THEM in self.turn.bot_states:
-            intents[THEM] = act_on_turn(self.policy, THEM, self.turn, self.arena)
-        self.turn = self.engine.step(intents)
-        self.brain.apply(self.turn.events.get(ME, []))
-        state = self.turn.bot_states.get(ME)  # the contract keeps a bot that died this turn, at energy 0
-        if state is not None:
-            self.obs = self.brain.observe(State.from_schema(state), self.turn.turn_number)
-        terminated = self.brain.outcome is not None  # died or won, as tank.py ends its episode
-        self.steps += 1
-        truncated = not terminated and (self.turn.round_ended or self.steps >= self.max_turns)
-        return self.obs.copy(), self.brain.take_reward(), terminated, truncated, self._info()
+        reward, terminated, truncated = 0.0, False, False
+        for _ in range(self.brain.controls.repeat):  # the action held; aim and radar follow the enemy every turn
+            intents = {ME: intent(self.brain.orders(action), self.drive)}
+            if THEM in self.turn.bot_states:
+                intents[THEM] = act_on_turn(self.policy, THEM, self.turn, self.arena)
+            self.turn = self.engine.step(intents)
+            self.brain.apply(self.turn.events.get(ME, []))
+            state = self.turn.bot_states.get(ME)  # the contract keeps a bot that died this turn, at energy 0
+            if state is not None:
+                self.obs = self.brain.observe(State.from_schema(state), self.turn.turn_number)
+            terminated = self.brain.outcome is not None  # died or won, as tank.py ends its episode
+            self.steps += 1
+            truncated = not terminated and (self.turn.round_ended or self.steps >= self.max_turns)
+            reward += self.brain.take_reward()
+            if terminated or truncated:
+                break
+        return self.obs.copy(), reward, terminated, truncated, self._info()
 
     def _info(self) -> dict[str, Any]:
         t = self.turn
         assert t is not None
         energy = {bot: float(s["energy"]) for bot, s in t.bot_states.items()}
         return {"opponent": self.opponent, "turn": t.turn_number, "won": self.brain.outcome == "won",
-                "outcome": self.brain.outcome, "energy": energy.get(ME, 0.0), "opponent_energy": energy.get(THEM, 0.0)}
+                "outcome": self.brain.outcome, "energy": energy.get(ME, 0.0), "opponent_energy": energy.get(THEM, 0.0),
+                "tally": self.brain.tally.to_dict()}
+
+
+def intent(o: Orders, drive: bool = True) -> Intent:
+    """The engine's intent for the brain's orders; without `drive` the body neither moves nor turns."""
+    flag = o.independent
+    return Intent(target_speed=o.target_speed if drive else 0.0, turn_rate=o.turn_rate if drive else 0.0,
+                  gun_turn_rate=o.gun_turn_rate, radar_turn_rate=o.radar_turn_rate, firepower=o.firepower,
+                  adjust_gun_for_body_turn=flag, adjust_radar_for_body_turn=flag, adjust_radar_for_gun_turn=flag)
 
 
 def register() -> None:

@@ -1,8 +1,9 @@
 """A Robocode Tank Royale tank that trains with saclstm (`saclstm tank --server ws://...`).
 
     round started   -> client.new_episode(opponent=name, or numeric id)
-    each turn       -> the turn's events (all of them, from its TickEvent) into the brain, then the step
-                       that ends at this turn with its reward, action = client.act(obs), commands, go()
+    each turn       -> the turn's events (all of them, from its TickEvent) into the brain; every `repeat`
+                       turns (TankControls) the step that ends at this turn with the rewards of the turns
+                       it held, action = client.act(obs); commands from the held action, go()
     won or died     -> that turn's events, then the last step with terminated=True
     round ended     -> if still playing: the last step was the round's last, truncated
 A turn is handled once, at the first handler the bot API calls for it: a won round and our death are
@@ -42,7 +43,7 @@ from robocode_tank_royale.bot_api.events import (
 )
 
 from actor.bots.tankroyale.botapi import end_on_clean_close
-from actor.bots.tankroyale.brain import ACT_HIGH, ACT_LOW, MAX_RADAR_TURN, OBS_DIM, TankBrain, TankRewards
+from actor.bots.tankroyale.brain import ACT_HIGH, ACT_LOW, OBS_DIM, TankBrain, TankControls, TankRewards
 from actor.client import BotClient
 
 log = logging.getLogger("saclstm.tank")
@@ -85,17 +86,20 @@ class SaclstmTank(Bot):
     """
 
     def __init__(self, client: BotClient, rewards: TankRewards | None = None, bot_info: BotInfo | None = None,
-                 server_url: str | None = None, server_secret: str | None = None, live: bool = True) -> None:
+                 server_url: str | None = None, server_secret: str | None = None, live: bool = True,
+                 controls: TankControls | None = None) -> None:
         end_on_clean_close()  # else a server shutting down cleanly leaves start() waiting forever
         super().__init__(bot_info or BotInfo(name="saclstm-tank", version="0.1.0", authors=["saclstm"]),
                          server_url, server_secret)
-        self.client, self.brain, self.live = client, TankBrain(rewards or TankRewards()), live
+        self.client, self.brain, self.live = client, TankBrain(rewards or TankRewards(),
+                                                                    controls=controls or TankControls()), live
         self.prev_obs: np.ndarray | None = None
         self.prev_action: np.ndarray | None = None
         self.opponent: str | None = None
         self.ended = True
         self.last_turn = 0  # the newest turn handled this round
-        self.skip_pending = False  # the server played the last turn without our intent
+        self.skip_pending = False  # the server played a turn of this decision without our intent
+        self.pending, self.held = 0.0, 0  # the reward and turns of the decision in progress
         self.turns = self.skipped = self.rounds = 0  # totals over the game, for the tank's report
         self._lock = threading.RLock()  # the bot thread and the socket thread both call handlers
 
@@ -110,7 +114,7 @@ class SaclstmTank(Bot):
             self.brain.new_round()
             self.brain.enemies_left = max(1, self._enemy_count())
             self.prev_obs = self.prev_action = None
-            self.ended, self.last_turn, self.skip_pending = False, 0, False
+            self.ended, self.last_turn, self.skip_pending, self.pending, self.held = False, 0, False, 0.0, 0
             self.rounds += 1
             self.opponent = self._sole_opponent() or self.opponent
             self.client.new_episode(opponent=self.opponent)
@@ -159,7 +163,9 @@ class SaclstmTank(Bot):
             return []
 
     def _turn(self, turn: int, events: Iterable[Any], bot_state: Any) -> None:
-        """One turn, once: its events, the step that ends here, and (if the round goes on) the next action."""
+        """One turn, once: its events, and at a decision (every `repeat` turns, or the end) the step that ends
+        here with the rewards of the turns it held, and the next action; between decisions the action is held
+        and only the aim and the radar follow the enemy."""
         if self.ended or turn <= self.last_turn:
             return
         self.last_turn = turn
@@ -167,14 +173,18 @@ class SaclstmTank(Bot):
         me = self.brain.my_id
         self.brain.apply([m for m in (as_schema(ev, me) for ev in events) if m is not None])
         obs = self.brain.observe(bot_state, turn) if bot_state is not None else self.prev_obs
-        reward = self.brain.take_reward()
+        self.pending += self.brain.take_reward()
         done = self.brain.outcome is not None
+        self.held += 1
         if self.prev_obs is not None and self.prev_action is not None and obs is not None:
+            if not done and self.held < self.brain.controls.repeat:
+                self.command(self.prev_action)  # the decision holds; aim and radar from this turn's state
+                return
             if self.skip_pending and not done:
-                self.client.skip(reward)  # the server kept our previous intent: not the step we recorded
+                self.client.skip(self.pending)  # the server kept an old intent: not the step we recorded
             else:
-                self.client.step(self.prev_obs, self.prev_action, reward, obs, done, False)
-        self.skip_pending = False
+                self.client.step(self.prev_obs, self.prev_action, self.pending, obs, done, False)
+        self.skip_pending, self.pending, self.held = False, 0.0, 0
         if done:
             self.ended = True
             if self.prev_obs is None:
@@ -191,11 +201,13 @@ class SaclstmTank(Bot):
 
     def command(self, action: np.ndarray) -> None:
         """Orders for the next go(): the bot API sends them as this turn's intent."""
-        speed, turn, gun_turn, power = self.brain.commands(action)
-        self.target_speed, self.turn_rate, self.gun_turn_rate = speed, turn, gun_turn
-        self.radar_turn_rate = MAX_RADAR_TURN
-        if power > 0:
-            self.set_fire(power)
+        o = self.brain.orders(action)
+        self.adjust_gun_for_body_turn = self.adjust_radar_for_body_turn = o.independent
+        self.adjust_radar_for_gun_turn = o.independent
+        self.target_speed, self.turn_rate, self.gun_turn_rate = o.target_speed, o.turn_rate, o.gun_turn_rate
+        self.radar_turn_rate = o.radar_turn_rate
+        if o.firepower > 0:
+            self.set_fire(o.firepower)
 
     # -- helpers --------------------------------------------------------------------------
 
@@ -205,8 +217,8 @@ class SaclstmTank(Bot):
             return
         self.ended = True
         if self.prev_obs is not None and self.prev_action is not None:
-            self.client.step(self.prev_obs, self.prev_action, self.brain.take_reward(), self.prev_obs,
-                             terminated, not terminated)
+            self.client.step(self.prev_obs, self.prev_action, self.pending + self.brain.take_reward(),
+                             self.prev_obs, terminated, not terminated)
         else:
             self.client.end_episode()
 
