@@ -46,7 +46,9 @@ class BattleConfig:
 
     tanks: int = _f(2, "our tanks, each in an arena of its own (a server and its opponents)")
     opponents: tuple[str, ...] = _f(("SittingDuck", "SpinBot"), "opponents, played in turn, one game each")
-    rounds: int = _f(200, "rounds to play in all, across arenas (0: until Ctrl-C); a resumed run counts on")
+    rounds: int = _f(200, "rounds to play in all, across arenas (0: no round limit); a resumed run counts on")
+    minutes: float = _f(0.0, "stop after this many minutes of training, counted across resumes of the run "
+                             "(0: no time limit); whichever of rounds and minutes comes first ends the run")
     rounds_per_game: int = _f(10, "rounds in one game")
     tps: int = _f(0, "turns per second: 0 = auto (the learner's pace), -1 = as fast as the bots answer, N = fixed")
     max_tps: int = _f(30, "the ceiling of auto pace (the game's real pace is 30)")
@@ -62,7 +64,8 @@ class BattleConfig:
 
     def __post_init__(self) -> None:
         check(self.tanks >= 1, "tanks", self.tanks, "must be at least 1")
-        check(self.rounds >= 0, "rounds", self.rounds, "must be 0 (until stopped) or more")
+        check(self.rounds >= 0, "rounds", self.rounds, "must be 0 (no round limit) or more")
+        check(self.minutes >= 0, "minutes", self.minutes, "must be 0 (no time limit) or more")
         check(self.rounds_per_game >= 1, "rounds_per_game", self.rounds_per_game, "must be at least 1")
         check(len(self.opponents) >= 1, "opponents", self.opponents, "name at least one opponent")
         check(self.tps >= -1, "tps", self.tps, "must be -1 (as fast as the bots answer), 0 (auto) or a rate")
@@ -97,6 +100,42 @@ class Pace:
         return self.tps
 
 
+class TrainingClock:
+    """Training time across the sessions of one run: what `minutes` counts. Saved every few seconds, so a
+    run killed outright loses at most that much of its count."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self.before = float(json.loads(path.read_text())["seconds"])
+        except (OSError, ValueError, KeyError, TypeError):
+            self.before = 0.0
+        self._since: float | None = None
+        self._saved = 0.0
+
+    def start(self) -> None:
+        self._since = time.monotonic()
+
+    def seconds(self) -> float:
+        now = time.monotonic()
+        total = self.before + (now - self._since if self._since is not None else 0.0)
+        if now - self._saved >= 5.0:
+            self._saved = now
+            self._save(total)
+        return total
+
+    def stop(self) -> None:
+        if self._since is not None:
+            self.before += time.monotonic() - self._since
+            self._since = None
+        self._save(self.before)
+
+    def _save(self, total: float) -> None:
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"seconds": round(total, 1)}))
+        tmp.replace(self.path)
+
+
 class TankTrainer:
     """Owns the learner, the arenas and their processes; every path out of `run` stops them all."""
 
@@ -116,6 +155,7 @@ class TankTrainer:
         self.stopping = False
         self._lock = threading.Lock()
         self._games_claimed = 0
+        self.clock = TrainingClock(self.dir / "training-time.json")
 
     @property
     def health(self) -> Health:
@@ -181,8 +221,10 @@ class TankTrainer:
             if not self._await_learner(feed):
                 return 1
             self.arenas = [self._start_arena(i) for i in range(self.cfg.tanks)]
+            self.clock.start()
             ok = self._watch(feed)
         finally:
+            self.clock.stop()
             self._shutdown(feed)
             feed.close()
         return self._summary(ok)
@@ -219,6 +261,9 @@ class TankTrainer:
                     print(problem, file=sys.stderr)
                     return False
                 if all(not a.alive for a in self.arenas):
+                    return True
+                if self.cfg.minutes and self.clock.seconds() >= 60 * self.cfg.minutes:
+                    print(f"\n{self.cfg.minutes:g} minutes of training: stopping", file=sys.stderr)
                     return True
                 now = time.monotonic()
                 if pace is not None and now - last[0] >= 5.0:
@@ -284,6 +329,7 @@ class TankTrainer:
         turns, skipped = self.turns(), self.skipped_turns()
         lines = ["", "── saclstm tank-train summary " + "─" * 36,
                  f"rounds           {len(self.log.rounds)} ({self.log.resumed} before this session)",
+                 f"training time    {self.clock.before / 60:.1f} min (all sessions of this run)",
                  *(f"  {name:<13} {v['rounds']:>5.0f} rounds   win rate {v['win_rate']:.2f} overall, "
                    f"{recent[name]['win_rate']:.2f} over the last {min(50, int(v['rounds']))}   "
                    f"mean score {v['mean_score']:.1f}" for name, v in per.items()),
@@ -300,6 +346,7 @@ class TankTrainer:
         print("\n".join(lines))
         (self.dir / "summary.json").write_text(json.dumps({
             "completed": ok, "rounds": len(self.log.rounds), "by_opponent": per, "last50": recent,
+            "training_s": round(self.clock.before, 1),
             "turns": turns, "skipped_turns": skipped, "health": h.to_wire(), "curves": str(png) if png else None},
             indent=1, default=str))
         return 0 if ok else 1
