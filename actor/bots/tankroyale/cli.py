@@ -40,6 +40,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.flow is None:
         args.flow = "realtime"  # a game at 30 turns per second never waits for the learner
     cfg = load_or_exit(ActorConfig, args, "actor", "saclstm tank")
+    if cfg.eval_mode and cfg.checkpoint:  # evaluating a file: one that cannot play stops us, not a log line
+        from actor.bots.tankroyale.evaluate import checkpoint_problem
+
+        if (problem := checkpoint_problem(cfg.checkpoint)) is not None:
+            print(f"saclstm tank: {problem}", file=sys.stderr)
+            return 2
     try:
         from actor.bots.tankroyale.brain import TankRewards
         from actor.bots.tankroyale.tank import SaclstmTank, spec

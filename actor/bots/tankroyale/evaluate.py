@@ -27,6 +27,37 @@ from actor.bots.tankroyale.train import OURS
 BASELINES = ("RandomBot", "HeadOnBot")
 
 
+def checkpoint_problem(path: str | Path) -> str | None:
+    """Why the checkpoint at `path` cannot play our tank ("checkpoint PATH: reason"), or None when it can.
+
+    A tank whose checkpoint does not load only logs a line and plays on without it, so an evaluation of a
+    bad file would print a win rate that measures no checkpoint at all. `tank-eval` and `tank --eval` ask
+    this first and stop. The actor must also fit the tank: its observation and action widths and its action
+    bounds are the tank's (brain.py), or its actions would be read against the wrong numbers.
+    """
+    import numpy as np
+
+    from actor.bots.tankroyale.brain import ACT_HIGH, ACT_LOW, OBS_DIM
+    from actor.store import policy_from_checkpoint
+    from protocol.checkpoint import CheckpointError, decode_checkpoint
+
+    if not Path(path).is_file():
+        return f"no checkpoint file at {path}"
+    try:
+        arch = policy_from_checkpoint(*decode_checkpoint(Path(path).read_bytes())).arch
+    except (OSError, CheckpointError, ValueError, KeyError, TypeError) as exc:
+        return f"checkpoint {path} not usable: {exc}"
+    misfit = f"checkpoint {path} does not fit the tank:"
+    if arch.obs_dim != OBS_DIM:
+        return f"{misfit} its actor reads {arch.obs_dim} observations, the tank gives {OBS_DIM}"
+    if arch.act_dim != len(ACT_LOW):
+        return f"{misfit} its actor gives {arch.act_dim} actions, the tank takes {len(ACT_LOW)}"
+    if not (np.allclose(arch.act_low, ACT_LOW, atol=1e-5) and np.allclose(arch.act_high, ACT_HIGH, atol=1e-5)):
+        return (f"{misfit} its action bounds {list(arch.act_low)} .. {list(arch.act_high)} are not the tank's "
+                f"{ACT_LOW.tolist()} .. {ACT_HIGH.tolist()}")
+    return None
+
+
 def summarise(records: list[RoundRecord]) -> dict[str, Any]:
     n, wins = len(records), sum(r.won for r in records)
     low, high = wilson(wins, n)
@@ -98,8 +129,8 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    if not Path(args.checkpoint).is_file():
-        print(f"saclstm tank-eval: no checkpoint file at {args.checkpoint}", file=sys.stderr)
+    if (problem := checkpoint_problem(args.checkpoint)) is not None:
+        print(f"saclstm tank-eval: {problem}", file=sys.stderr)
         return 2
     if args.rounds < 1:
         print(f"saclstm tank-eval: --rounds {args.rounds}: play at least one round", file=sys.stderr)
