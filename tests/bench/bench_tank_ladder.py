@@ -10,10 +10,10 @@ evaluation plays the deterministic policy for `--episodes` fixed-seed rounds aga
 of the rung and reports the win rate, the share of rounds in which our bullets or rams destroyed
 the opponent, the hit rate (hits / shots) and damage dealt and taken per round, beside the same
 figures for the untrained policy (same seeds). The env's action form is set with --env
-(aim=bearing|rate, radar=lock|spin, max_turns=N), learner settings with --set.
+(aim=bearing|rate, radar=lock|spin, move=bearing|rate, repeat=N, max_turns=N), learner settings with --set.
 
     python tests/bench/bench_tank_ladder.py --rung duck --steps 20000
-    python tests/bench/bench_tank_ladder.py --rung spin --env aim=rate --env radar=spin   # the first form
+    python tests/bench/bench_tank_ladder.py --rung spin --env aim=rate --env radar=spin --env move=rate  # the first form
 
 Last line: one JSON object.
 """
@@ -58,6 +58,7 @@ def fight(bots: Bots, episodes: int) -> dict[str, float]:
             "dealt": float(np.mean([t["dealt"] for t in tallies])),
             "taken": float(np.mean([t["taken"] for t in tallies])),
             "turns": float(np.mean([i["turn"] for i in infos])),
+            "mean_action": [round(float(v), 2) for v in bots.action_sum / max(bots.action_steps, 1)],
             "return": float(np.mean(bots.returns[:episodes]))}
 
 
@@ -67,7 +68,8 @@ def assess(sac: SAC, opponents: tuple[str, ...], kwargs: dict[str, Any], episode
 
 def line(name: str, f: dict[str, float]) -> str:
     return (f"{name:12s} win {f['win']:.2f} destroyed {f['destroyed']:.2f} hit {f['hit_rate']:.2f} "
-            f"dealt {f['dealt']:5.1f} taken {f['taken']:5.1f} turns {f['turns']:6.0f} return {f['return']:7.2f}")
+            f"dealt {f['dealt']:5.1f} taken {f['taken']:5.1f} turns {f['turns']:6.0f} return {f['return']:7.2f} "
+            f"mean action {f['mean_action']}")
 
 
 def env_kwargs(pairs: list[str]) -> dict[str, Any]:
@@ -92,7 +94,7 @@ def main() -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     opponents, drive = RUNGS[args.rung]
-    kwargs = env_kwargs(args.env) | {"drive": drive}
+    kwargs = env_kwargs(args.env) | {"still": not drive}
     train_kwargs = kwargs | {"opponent": "+".join(opponents)}
     run = run_settings(["learning_starts=2000", *args.set], hidden=128)
     torch.manual_seed(args.seed)
@@ -105,9 +107,9 @@ def main() -> None:
     def along(sac: SAC, steps: int, bots: Bots) -> None:
         recent = bots.infos[-20:]
         won = np.mean([i["won"] for i in recent]) if recent else float("nan")
-        figures = sac.last_metrics if hasattr(sac, "last_metrics") else {}
-        print(f"  {steps} steps, {time.time() - start:.0f} s, training rounds {len(bots.infos)}, recent win {won:.2f}"
-              f"{'' if not figures else ''}", flush=True)
+        m = bots.learner
+        print(f"  {steps} steps, {time.time() - start:.0f} s, training rounds {len(bots.infos)}, recent win {won:.2f}, "
+              f"alpha {m.get('alpha', float('nan')):.4f}, entropy {m.get('entropy', float('nan')):.2f}", flush=True)
         if steps >= run.cfg.learning_starts:
             got = assess(sac, opponents, kwargs, args.episodes)
             curve.append({"steps": steps, **{o: round(f["win"], 3) for o, f in got.items()}})

@@ -80,6 +80,9 @@ class Bots:
         self.infos: list[dict[str, Any]] = []  # each ended episode's last info
         self.terminal: list[bool] = []
         self.ended_by: list[int] = []  # which bot each ended episode was
+        self.action_sum = np.zeros(act_dim)  # of the actions played, as the env got them
+        self.action_steps = 0
+        self.learner: dict[str, float] = {}  # the newest update's figures (alpha, entropy, ...)
         self._ret = np.zeros(n)
 
     def act(self, sac: SAC, deterministic: bool) -> np.ndarray:
@@ -96,6 +99,8 @@ class Bots:
         obs, rew = self.obs.copy(), np.zeros(self.n, np.float32)
         nxt, done, term = np.zeros_like(obs), np.zeros(self.n, bool), np.zeros(self.n, bool)
         scaled = self.low + (action.astype(np.float64) + 1.0) * 0.5 * (self.high - self.low)
+        self.action_sum += scaled.sum(0)
+        self.action_steps += self.n
         for i, env in enumerate(self.envs):
             o, r, terminated, truncated, info = env.step(scaled[i].astype(np.float32))
             nxt[i], rew[i], done[i], term[i] = o, r, terminated or truncated, terminated
@@ -189,7 +194,7 @@ def train(env_id: str, kwargs: dict[str, Any], steps: int, run: Run, seed: int =
             continue
         owed += run.bots * cfg.utd_ratio
         while owed >= 1:
-            sac.update(to_batch(replay.sample(cfg.batch_size)))
+            bots.learner = sac.update(to_batch(replay.sample(cfg.batch_size)))
             owed -= 1
             updates += 1
             if on_update is not None:

@@ -4,12 +4,13 @@ Kept apart from the bot class (`tank.py`) so it can be driven, timed and
 tested with the bot API's real event and state classes, without a server.
 
 Observation: 35 numbers, each scaled to about [-1, 1] (OBSERVATION lists them).
-Action: 4 numbers: target speed [-8, 8] units/turn, body turn rate [-10, 10]
-deg/turn, the gun's aim [-30, 30] and fire power [0, 3] (below 0.1 holds fire;
-the game's smallest shot is 0.1). How the aim and the radar become orders is
-TankControls': by default the aim is an offset in degrees from the enemy's
+Action: 4 numbers: target speed [-8, 8] units/turn, the body's turn [-10, 10],
+the gun's aim [-30, 30] and fire power [0, 3] (below 0.1 holds fire; the
+game's smallest shot is 0.1). How they become orders is TankControls': by
+default, once the enemy was seen, the aim is an offset in degrees from its
 bearing, which the gun turns toward every turn (body turns do not carry it),
-and the radar sweeps across the last scan so the enemy is seen every turn.
+the body's turn is a heading offset from broadside to it (x 9 degrees), and the
+radar sweeps across the last scan so the enemy is seen every turn.
 Reward per turn (weights in TankRewards): damage dealt and taken by bullets and
 rams, a kill, a death, a won round, and a small cost per turn.
 
@@ -74,6 +75,10 @@ class TankControls:
                                                           "turn rate that rides on the body (the first form)"})
     radar: str = field(default="lock", metadata={"help": "lock: sweep across the last scan, so the enemy is seen "
                                                          "every turn; spin: full rate always (scans up to 8 turns old)"})
+    move: str = field(default="bearing", metadata={"help": "bearing: the body-turn action is a heading offset from "
+                                                            "square to the enemy's bearing (0 = broadside, +-10 = "
+                                                            "+-90 degrees), turned toward every turn; rate: a body "
+                                                            "turn rate (the first form)"})
     repeat: int = field(default=1, metadata={"help": "turns per decision: an action is held this many turns (aim and "
                                                      "radar still follow the enemy every turn), its rewards summed"})
 
@@ -82,6 +87,7 @@ class TankControls:
 
         check(self.aim in ("bearing", "rate"), "aim", self.aim, "must be bearing or rate")
         check(self.radar in ("lock", "spin"), "radar", self.radar, "must be lock or spin")
+        check(self.move in ("bearing", "rate"), "move", self.move, "must be bearing or rate")
         check(1 <= self.repeat <= 30, "repeat", self.repeat, "must be 1..30 turns")
 
 
@@ -301,6 +307,10 @@ class TankBrain:
             gun = max(-MAX_GUN_TURN, min(MAX_GUN_TURN, _angle(goal - s.gun_direction)))  # type: ignore[attr-defined]
         else:
             gun = max(-MAX_GUN_TURN, min(MAX_GUN_TURN, aim))
+        if c.move == "bearing" and target is not None:
+            heading = target + 90.0 + turn * (90.0 / MAX_TURN)
+            limit = MAX_TURN - 0.75 * abs(s.speed)  # type: ignore[attr-defined] # the game's rate at this speed
+            turn = max(-limit, min(limit, _angle(heading - s.direction)))  # type: ignore[attr-defined]
         radar = MAX_RADAR_TURN
         if c.radar == "lock" and target is not None:
             off = _angle(target - s.radar_direction)  # type: ignore[attr-defined]

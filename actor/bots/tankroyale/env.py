@@ -2,8 +2,8 @@
 
     gymnasium.make("TankRoyale-v0", opponent="SpinBot", arena=(800, 600), max_turns=2000, seed=0)
     opponent="SpinBot+Walls+RamFire" or "all": each episode draws one of them (info["opponent"] names it)
-    aim="bearing"|"rate", radar="lock"|"spin": the action's form (TankControls); drive=False: our tank
-    cannot move or turn its body (the aiming rung of the ladder)
+    aim="bearing"|"rate", radar="lock"|"spin", move="bearing"|"rate", repeat=N: the action's form
+    (TankControls); still=True: our tank cannot move or turn its body (the aiming rung of the ladder)
 
 One round is one episode, played by the rules engine (engine.py) with no server and no sockets.
 What the tank sees and is rewarded for is the bot's own code: the same TankBrain reads the same
@@ -89,15 +89,15 @@ class TankRoyaleEnv(gym.Env):
 
     def __init__(self, opponent: str = "SpinBot", arena: Any = (800, 600), max_turns: int = 2000,
                  seed: int | None = None, rewards: TankRewards | None = None, aim: str = "bearing",
-                 radar: str = "lock", drive: Any = True, repeat: int = 1) -> None:
+                 radar: str = "lock", move: str = "bearing", still: Any = False, repeat: int = 1) -> None:
         if int(max_turns) < 1:
             raise ValueError(f"max_turns must be at least 1, got {max_turns}")
         self.roster = parse_opponents(opponent)
         self.opponent, self.arena, self.max_turns = self.roster[0], parse_arena(arena), int(max_turns)
         self.setup = Setup(arena_width=self.arena[0], arena_height=self.arena[1], number_of_rounds=1)
-        self.brain = TankBrain(rewards or TankRewards(), self.arena, TankControls(aim=aim, radar=radar,
+        self.brain = TankBrain(rewards or TankRewards(), self.arena, TankControls(aim=aim, radar=radar, move=move,
                                                                                        repeat=int(repeat)))
-        self.drive = str(drive).lower() not in ("false", "0", "no")  # --env-kwargs hands over text
+        self.drive = str(still).lower() in ("false", "0", "no")  # --env-kwargs hands over text
         self.brain.my_id = ME
         self.policies = {name: make(name) for name in self.roster}
         self.policy = self.policies[self.opponent]
