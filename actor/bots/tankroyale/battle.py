@@ -4,7 +4,9 @@ An arena is one game server (ours, on a thread of this process, or an official o
 bot process per side, and a controller that plays games back to back on it. Every child process
 holds a lifeline (protocol/lifeline.py): if this process dies, however, they get SIGTERM and stop
 as they would on Ctrl-C. A round's outcome is read from the server's RoundEndedEventForObserver:
-our tank won the round when it ranks first.
+our tank won the round when it ranks first. How the round was fought (shots, hits, damage, and whether a won
+round was won by destroying the opponent or by outlasting it) is counted from the same game's observer
+ticks (fight.py), which the controller hands to every arena.
 """
 
 from __future__ import annotations
@@ -19,12 +21,13 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from actor.bots.tankroyale.controller import Controller, ControllerError, GameAborted
 from actor.bots.tankroyale.engine import Setup
+from actor.bots.tankroyale.fight import Fight, FightFeed, Frame
 from protocol.lifeline import child_env
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -77,7 +80,7 @@ class Children:
 
 @dataclass(frozen=True)
 class RoundRecord:
-    """One round as our tank saw it, from the server's round results."""
+    """One round as our tank saw it: the server's round results, and our side of the fight from its ticks."""
 
     arena: int
     game: int
@@ -88,14 +91,20 @@ class RoundRecord:
     opponent_score: float
     turns: int
     time: float
+    shots: int = 0  # bullets we fired
+    hits: int = 0  # of them, those that hit
+    dealt: float = 0.0  # damage our bullets and collisions did
+    taken: float = 0.0  # damage bullets and collisions did to us
+    ending: str = ""  # "destroyed", "outlasted" or "lost" (fight.py); "" when no tick of the round was seen
 
     @staticmethod
     def from_event(msg: dict[str, Any], arena: int, game: int, opponent: str,
-                   before: dict[int, dict[str, Any]]) -> RoundRecord | None:
+                   before: dict[int, dict[str, Any]], fight: Fight | None = None) -> RoundRecord | None:
         """Our side is id 1 and theirs id 2 (the controller starts every game with the bots in that order).
 
         A round's results are the game's so far (as the official server sends them): this round's share is
-        the difference from `before`, the previous round's, which this updates.
+        the difference from `before`, the previous round's, which this updates. `fight`: this round's, from
+        its ticks (none: the fight fields stay empty).
         """
         results = {int(r.get("id", 0)): r for r in msg.get("results") or []}
         if 1 not in results:
@@ -104,12 +113,32 @@ class RoundRecord:
         def gain(bot: int, key: str) -> float:
             return float(results.get(bot, {}).get(key, 0)) - float(before.get(bot, {}).get(key, 0))
 
-        record = RoundRecord(arena, game, int(msg.get("roundNumber", 0)), opponent,
-                             gain(1, "lastSurvivorBonus") > 0,  # won: we outlived the other side
-                             gain(1, "totalScore"), gain(2, "totalScore"), int(msg.get("turnNumber", 0)), time.time())
+        won = gain(1, "lastSurvivorBonus") > 0  # we outlived the other side
+        record = RoundRecord(arena, game, int(msg.get("roundNumber", 0)), opponent, won, gain(1, "totalScore"),
+                             gain(2, "totalScore"), int(msg.get("turnNumber", 0)), time.time())
+        ours = fight.sides.get(1) if fight is not None else None
+        if fight is not None and ours is not None:
+            record = replace(record, shots=ours.shots, hits=ours.hits, dealt=round(ours.dealt, 3),
+                             taken=round(ours.taken, 3), ending=fight.ending(1, won))
         before.clear()
         before.update(results)
         return record
+
+
+def fight_stats(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """How rounds were fought (RoundRecord rows): hit rate, mean damage dealt and taken per round, and of the
+    rounds won, the share won by destroying the opponent and by outlasting it; `win_rate_destroyed` is the
+    rounds won by destroying over all rounds. Rows without a fight (older logs) are left out of all of it."""
+    fought = [r for r in rows if r.get("ending")]
+    n, shots, hits = len(fought), sum(r["shots"] for r in fought), sum(r["hits"] for r in fought)
+    ends = {e: sum(1 for r in fought if r["ending"] == e) for e in ("destroyed", "outlasted")}
+    wins = ends["destroyed"] + ends["outlasted"]
+    return {"fought": n, "shots": shots, "hits": hits, "hit_rate": hits / shots if shots else 0.0,
+            "mean_dealt": sum(r["dealt"] for r in fought) / n if n else 0.0,
+            "mean_taken": sum(r["taken"] for r in fought) / n if n else 0.0,
+            "destroyed_rate": ends["destroyed"] / wins if wins else 0.0,
+            "outlasted_rate": ends["outlasted"] / wins if wins else 0.0,
+            "win_rate_destroyed": ends["destroyed"] / n if n else 0.0}
 
 
 def wilson(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -125,11 +154,14 @@ class Arena:
     """Games back to back between `ours` and each opponent in turn, on one server; runs on its own thread."""
 
     def __init__(self, index: int, url: str, secret: str | None, ours: str, opponents: list[str], setup: Setup,
-                 more: Callable[[], bool], on_round: Callable[[RoundRecord], None], join_timeout: float = 60.0) -> None:
-        """`more()` is asked before each game (the budget may be shared between arenas)."""
+                 more: Callable[[], bool], on_round: Callable[[RoundRecord], None], join_timeout: float = 60.0,
+                 replay: Path | None = None) -> None:
+        """`more()` is asked before each game (the budget may be shared between arenas). `replay`: a folder
+        for a replay page of every round played (round-001.html, ...; replay.py)."""
         self.index, self.url, self.secret, self.ours = index, url, secret, ours
         self.opponents, self.setup, self.more, self.on_round = opponents, setup, more, on_round
-        self.join_timeout = join_timeout
+        self.join_timeout, self.replay = join_timeout, replay
+        self.replays: list[Path] = []  # the pages written
         self.stopping = threading.Event()
         self.error: str | None = None
         self.games_played = 0
@@ -189,13 +221,24 @@ class Arena:
         bots = ctl.wait_for_bots([self.ours, opponent], self.join_timeout)
 
         before: dict[int, dict[str, Any]] = {}
+        fights, replays = FightFeed(), self._replays(opponent)
 
         def on_round(msg: dict[str, Any]) -> None:
-            record = RoundRecord.from_event(msg, self.index, game, opponent, before)
-            if record is not None:
-                self.on_round(record)
+            fight = fights.fight if fights.fight.frames and fights.fight.round == msg.get("roundNumber") else None
+            record = RoundRecord.from_event(msg, self.index, game, opponent, before, fight)
+            if record is None:
+                return
+            if replays is not None and self.replay is not None:
+                page = self.replay / f"round-{len(self.replays) + 1:03d}.html"
+                if replays.save(record.round, page, record.won) is not None:
+                    self.replays.append(page)
+            self.on_round(record)
 
-        def on_tick(_: dict[str, Any]) -> None:
+        def on_tick(msg: dict[str, Any]) -> None:
+            frame = Frame.from_tick(msg)
+            fights.add(frame)
+            if replays is not None:
+                replays.add(frame)
             if self.tps_wanted is not None:
                 tps, self.tps_wanted = self.tps_wanted, None
                 ctl.change_tps(tps)
@@ -207,6 +250,14 @@ class Arena:
         except GameAborted:
             if not self.stopping.is_set():
                 raise
+
+    def _replays(self, opponent: str) -> Any:
+        """A ReplayFeed for this game when replays are asked for (replay.py is imported only then)."""
+        if self.replay is None:
+            return None
+        from actor.bots.tankroyale.replay import ReplayFeed
+
+        return ReplayFeed((self.setup.arena_width, self.setup.arena_height), f"{self.ours} against {opponent}")
 
 
 class RoundLog:
@@ -232,7 +283,8 @@ class RoundLog:
                 fh.write(json.dumps(row) + "\n")
 
     def by_opponent(self, last: int = 0) -> dict[str, dict[str, float]]:
-        """Per opponent: rounds, wins, win rate (over the last `last` rounds of each, 0 = all), mean score."""
+        """Per opponent: rounds, wins, win rate (over the last `last` rounds of each, 0 = all), mean score,
+        and how the rounds were fought (fight_stats)."""
         with self.lock:
             rows = list(self.rounds)
         out: dict[str, dict[str, float]] = {}
@@ -242,5 +294,5 @@ class RoundLog:
             wins = sum(1 for r in window if r["won"])
             out[name] = {"rounds": len(mine), "wins": wins, "win_rate": wins / len(window),
                          "mean_score": sum(r["score"] for r in window) / len(window),
-                         "mean_turns": sum(r["turns"] for r in window) / len(window)}
+                         "mean_turns": sum(r["turns"] for r in window) / len(window), **fight_stats(window)}
         return out
