@@ -320,9 +320,12 @@ class TankTrainer:
                 self._health.take(feed.latest)
 
     def _summary(self, ok: bool) -> int:
-        from actor.bots.tankroyale.curves import plot_rounds
+        """Curves, the summary lines and summary.json: win rates, how the rounds were fought, the learner."""
+        from actor.bots.tankroyale.curves import plot_rounds, read_metrics
+        from actor.bots.tankroyale.progress import alpha_entropy, opponent_lines
 
-        png = plot_rounds(self.log.rounds, self.dir / "tank-curves.png", title=str(self.dir))
+        png = plot_rounds(self.log.rounds, self.dir / "tank-curves.png", title=str(self.dir),
+                          metrics=read_metrics(self.dir / "metrics.jsonl"))
         h = self.health
         per = self.log.by_opponent()
         recent = self.log.by_opponent(last=50)
@@ -330,15 +333,13 @@ class TankTrainer:
         lines = ["", "── saclstm tank-train summary " + "─" * 36,
                  f"rounds           {len(self.log.rounds)} ({self.log.resumed} before this session)",
                  f"training time    {self.clock.before / 60:.1f} min (all sessions of this run)",
-                 *(f"  {name:<13} {v['rounds']:>5.0f} rounds   win rate {v['win_rate']:.2f} overall, "
-                   f"{recent[name]['win_rate']:.2f} over the last {min(50, int(v['rounds']))}   "
-                   f"mean score {v['mean_score']:.1f}" for name, v in per.items()),
+                 *opponent_lines(per, recent),
                  f"turns            {turns:,}, each played by 2 bots; bot-turns skipped {skipped:,}"
                  + (f" ({100 * skipped / (2 * turns):.2f}%)" if turns else ""),
                  *(f"  {a.sender:<13} sent {a.sent:,} = received {a.received:,} + rejected "
                    f"{a.rejected:,}; dropped at the tank {a.dropped:,}" for a in h.actors),
                  f"learner          env steps {h.env_steps:,}   gradient steps {h.grad_steps:,}"
-                 f"   achieved UTD {h.utd_achieved:.2f} (target {h.utd_target})",
+                 f"   achieved UTD {h.utd_achieved:.2f} (target {h.utd_target})   {alpha_entropy(h)}",
                  f"rounds log       {self.log.path}",
                  f"curves           {png}" if png else "curves           none (no round ended)",
                  f"checkpoint       {self.checkpoint}" if self.checkpoint.exists() else "checkpoint       none",
@@ -347,7 +348,8 @@ class TankTrainer:
         (self.dir / "summary.json").write_text(json.dumps({
             "completed": ok, "rounds": len(self.log.rounds), "by_opponent": per, "last50": recent,
             "training_s": round(self.clock.before, 1),
-            "turns": turns, "skipped_turns": skipped, "health": h.to_wire(), "curves": str(png) if png else None},
+            "turns": turns, "skipped_turns": skipped, "health": h.to_wire(), "curves": str(png) if png else None,
+            "alpha": h.losses.get("alpha"), "entropy": h.losses.get("entropy")},
             indent=1, default=str))
         return 0 if ok else 1
 
