@@ -62,6 +62,8 @@ class LearnerConfig:
     critic_lr: float = _f(1e-3, "critic learning rate")
     alpha_lr: float = _f(3e-4, "temperature learning rate")
     init_alpha: float = _f(1.0, "initial entropy temperature")
+    target_entropy: float = _f(-1.0, "the entropy the temperature steers toward, per action dimension (SAC's usual "
+                                     "-1: -dim(A) in all); higher keeps exploring longer")
     grad_clip: float = _f(0.0, "max gradient norm; 0 = no clipping")
     amp: bool = _f(False, "bf16 autocast in the update (faster on CPUs with bf16 units)")
     device: str = _f("cpu", "torch device: cpu or cuda")

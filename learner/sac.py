@@ -74,6 +74,7 @@ class SACConfig:
     target_torso: bool = True
     memory_horizon: int = 0  # > 1: chrono-initialise every LSTM's gates for memories this many steps long
     recall_weight: float = 0.0  # > 0 with memory_horizon > 1: the recall loss (see RecallHead), this weighted
+    target_entropy: float = -1.0  # per action dimension: the temperature steers the policy's entropy to this x dim(A)
 
     def __post_init__(self) -> None:
         if self.torso not in TORSOS:
@@ -136,7 +137,7 @@ class SAC:
         # stay where they were for the networks.
         self.recall = RecallHead(arch, cfg.memory_horizon).to(self.device) if cfg.recalls else None
         self.log_alpha = torch.tensor([float(torch.tensor(cfg.init_alpha).log())], device=self.device, requires_grad=True)
-        self.target_entropy = -float(arch.act_dim)
+        self.target_entropy = cfg.target_entropy * float(arch.act_dim)
         self._actor_params = self.actor_own_parameters()
         # fused: one kernel per optimiser step instead of a dozen per parameter (CPU and CUDA).
         self.actor_opt = torch.optim.Adam(self._actor_params, lr=cfg.actor_lr, fused=True)

@@ -66,12 +66,22 @@ def test_observations_are_finite_and_bounded(s: BotState) -> None:
     assert np.isfinite(obs).all() and np.abs(obs).max() <= 1.0
 
 
-def test_actions_map_into_the_legal_ranges() -> None:
+@pytest.mark.parametrize("form", [TankControls(), TankControls(aim="rate", radar="spin", move="rate")],
+                         ids=["bearing", "first"])
+def test_actions_map_into_the_legal_ranges(form: TankControls) -> None:
+    """Whatever the action, the enemy and our state, the orders are within the game's rates."""
     rng = np.random.default_rng(0)
-    for action in [*rng.uniform(-50, 50, (200, 4)), ACT_LOW, ACT_HIGH, np.zeros(4), np.array([0, 0, 0, 0.05])]:
-        speed, turn, gun, power = TankBrain.commands(action)
-        assert -8 <= speed <= 8 and -10 <= turn <= 10 and -20 <= gun <= 20
-        assert power == 0 or 0.1 <= power <= 3
+    brain = TankBrain(controls=form)
+    for i, action in enumerate([*rng.uniform(-50, 50, (200, 4)), ACT_LOW, ACT_HIGH, np.zeros(4),
+                                np.array([0, 0, 0, 0.05])]):
+        if i % 2:
+            brain.scanned(2, *rng.uniform(0, 800, 2), 100, rng.uniform(0, 360), rng.uniform(-8, 8), i)
+        brain.observe(state(*rng.uniform(0, 600, 2), direction=rng.uniform(-720, 720), gun=rng.uniform(0, 360),
+                            speed=rng.uniform(-8, 8)), i)
+        o = brain.orders(action)
+        assert -8 <= o.target_speed <= 8 and -10 <= o.turn_rate <= 10 and -20 <= o.gun_turn_rate <= 20
+        assert -45 <= o.radar_turn_rate <= 45
+        assert o.firepower == 0 or 0.1 <= o.firepower <= 3
     assert TankBrain.commands(np.array([0, 0, 0, 0.05]))[3] == 0, "below the smallest shot means hold fire"
 
 

@@ -33,20 +33,21 @@ class Run:
     cfg: LearnerConfig
     bots: int = 4  # episodes acted side by side, as an actor's bots
     flush: int = 16  # steps per experience batch (the actor's flush_steps)
+    rho: float = 0.0  # exploration noise's step-to-step correlation
 
     def sac(self, arch: Arch) -> SAC:
         return SAC(arch, sac_config(self.cfg))
 
 
 def run_settings(pairs: list[str], hidden: int = 64, **defaults: Any) -> Run:
-    """'key=value' pairs over LearnerConfig (hidden = fc = `hidden` unless set); bots/flush too."""
+    """'key=value' pairs over LearnerConfig (hidden = fc = `hidden` unless set); bots, flush and rho too."""
     kinds = {f.name: f.type for f in fields(LearnerConfig)}
     given: dict[str, object] = {"hidden": hidden, "fc": hidden, "capacity": 200_000, **defaults}
-    extra: dict[str, int] = {}
+    extra: dict[str, float] = {}
     for pair in pairs:
         key, _, raw = pair.partition("=")
-        if key in ("bots", "flush"):
-            extra[key] = int(raw)
+        if key in ("bots", "flush", "rho"):
+            extra[key] = float(raw) if key == "rho" else int(raw)
             continue
         if key not in kinds:
             raise SystemExit(f"--set {key}: not a learner setting")
@@ -65,7 +66,8 @@ def to_batch(s) -> Batch:  # noqa: ANN001 - a replay.SampledBatch
 class Bots:
     """`n` episodes of one env acted side by side by the current actor, as the actor daemon does."""
 
-    def __init__(self, env_id: str, kwargs: dict[str, Any], n: int, seed: int, hidden: int) -> None:
+    def __init__(self, env_id: str, kwargs: dict[str, Any], n: int, seed: int, hidden: int, rho: float = 0.0) -> None:
+        self.rho = rho  # exploration noise's correlation from one step to the next (0: white, as SAC samples)
         self.envs = [gym.make(env_id, **kwargs) for _ in range(n)]
         space = self.envs[0].action_space
         self.low, self.high = space.low.astype(np.float64), space.high.astype(np.float64)
@@ -84,6 +86,7 @@ class Bots:
         self.action_steps = 0
         self.learner: dict[str, float] = {}  # the newest update's figures (alpha, entropy, ...)
         self._ret = np.zeros(n)
+        self.noise = torch.randn(n, act_dim)
 
     def act(self, sac: SAC, deterministic: bool) -> np.ndarray:
         """Actions in [-1, 1] (as replay and the LSTM's input hold them)."""
@@ -91,7 +94,9 @@ class Bots:
         with torch.no_grad():
             y, (self.h, self.c) = sac.actor.features(torch.from_numpy(x)[None], (self.h, self.c))
             mean, log_std = sac.actor.heads(y[0])
-            u = mean if deterministic else mean + log_std.exp() * torch.randn_like(mean)
+            if not deterministic:  # each step's noise is N(0, 1) either way; rho > 0 makes it persist
+                self.noise = self.rho * self.noise + (1 - self.rho ** 2) ** 0.5 * torch.randn_like(mean)
+            u = mean if deterministic else mean + log_std.exp() * self.noise
         return torch.tanh(u).numpy()
 
     def step(self, action: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -116,6 +121,7 @@ class Bots:
             self.obs[i] = self.envs[i].reset()[0]
             self.prev_a[i], self.prev_r[i] = 0.0, 0.0
             self.h[:, i], self.c[:, i] = 0.0, 0.0
+            self.noise[i] = torch.randn(self.noise.shape[1])
         return obs, rew, nxt, done, term
 
 
@@ -158,7 +164,7 @@ def train(env_id: str, kwargs: dict[str, Any], steps: int, run: Run, seed: int =
     obs_dim, act_dim = sac.arch.obs_dim, sac.arch.act_dim
     replay = SequenceReplay(cfg.capacity, cfg.seq_len, cfg.overlap, obs_dim, act_dim,
                             state_dim=cfg.hidden if cfg.use_stored_state else 0, seed=seed)
-    bots = Bots(env_id, kwargs, run.bots, seed, cfg.hidden)
+    bots = Bots(env_id, kwargs, run.bots, seed, cfg.hidden, run.rho)
     pending: list[list[tuple]] = [[] for _ in range(run.bots)]
     start_state: list[tuple] = [(bots.h[0, i].clone().numpy(), bots.c[0, i].clone().numpy(), 0.0,
                                  np.zeros(act_dim, np.float32)) for i in range(run.bots)]

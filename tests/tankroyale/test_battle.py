@@ -21,7 +21,7 @@ import zmq
 
 pytest.importorskip("robocode_tank_royale")
 
-from actor.bots.tankroyale.brain import TankRewards  # noqa: E402
+from actor.bots.tankroyale.brain import TankControls, TankRewards  # noqa: E402
 from actor.bots.tankroyale.controller import Controller, GameAborted  # noqa: E402
 from actor.bots.tankroyale.engine import Setup  # noqa: E402
 from actor.bots.tankroyale.server import ServerHandle, run_server  # noqa: E402
@@ -30,7 +30,7 @@ from actor.client import BotClient  # noqa: E402
 from actor.config import ActorConfig  # noqa: E402
 from protocol import EpisodeEnd, EpisodeStart, Experience, decode  # noqa: E402
 from tests.procs import Procs, Watch, actor_stats, free_port  # noqa: E402
-from tests.tankroyale.test_env import aim_and_fire, expected_reward  # noqa: E402
+from tests.tankroyale.test_env import FIRST_FORM, aim_and_fire, expected_reward  # noqa: E402
 
 R = TankRewards()
 # Small arena, quick guns, little patience: short rounds. A generous turn timeout: a skipped turn here is a bug.
@@ -107,7 +107,7 @@ def test_every_reward_lands_in_the_step_ending_at_its_turn_won_rounds_included(s
                       actor_id="tank", flow="realtime", flush_steps=10_000, flush_ms=60_000, close_linger_s=5)
     client = BotClient.connect(cfg, "saclstm-tank", *spec())
     client.act = aim_and_fire  # type: ignore[method-assign]  # the scripted policy; all else is the real tank
-    tank = SaclstmTank(client, server_url=server.url)
+    tank = SaclstmTank(client, server_url=server.url, controls=TankControls(**FIRST_FORM))
     threading.Thread(target=tank.start, daemon=True).start()
     ticks: dict[tuple[int, int], list[dict]] = {}
     try:

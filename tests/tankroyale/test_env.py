@@ -23,8 +23,12 @@ GUN_SIN, GUN_COS = OBSERVATION.index("sin_gun_bearing"), OBSERVATION.index("cos_
 SEEN, CAN_FIRE = OBSERVATION.index("enemy_seen"), OBSERVATION.index("can_fire")
 
 
+# aim_and_fire speaks the first control form: a gun turn rate, a spinning radar, a body turn rate.
+FIRST_FORM = {"aim": "rate", "radar": "spin", "move": "rate"}
+
+
 def aim_and_fire(obs: np.ndarray) -> np.ndarray:
-    """Stand still, turn the gun onto the last scan, fire 3 when on it and the gun is cool."""
+    """Stand still, turn the gun onto the last scan, fire 3 when on it and the gun is cool (FIRST_FORM)."""
     if obs[SEEN] < 0:
         return np.zeros(4, np.float32)
     off = math.degrees(math.atan2(obs[GUN_SIN], obs[GUN_COS]))
@@ -128,7 +132,7 @@ def test_an_episode_ends_by_truncation_at_max_turns() -> None:
 
 
 def test_aim_and_fire_beats_the_sitting_duck_and_the_win_pays_in_the_terminal_step() -> None:
-    env = TankRoyaleEnv(opponent="SittingDuck", max_turns=3000)
+    env = TankRoyaleEnv(opponent="SittingDuck", max_turns=3000, **FIRST_FORM)
     obs, info = env.reset(seed=11)
     assert info["opponent"] == "SittingDuck" and not info["won"]
     total, steps = 0.0, 0
@@ -146,7 +150,7 @@ def test_aim_and_fire_beats_the_sitting_duck_and_the_win_pays_in_the_terminal_st
 
 
 def test_rewards_equal_what_the_events_say_in_a_rough_fight() -> None:
-    env = TankRoyaleEnv(opponent="RamFire", max_turns=600)
+    env = TankRoyaleEnv(opponent="RamFire", max_turns=600, **FIRST_FORM)
     obs, _ = env.reset(seed=2)
     seen = set()
     rng = np.random.default_rng(0)
@@ -174,7 +178,7 @@ def test_the_env_and_the_networked_tank_see_and_earn_the_same() -> None:
     from protocol import EpisodeEnd, Experience
     from tests.test_tankroyale import Capture, deliver
 
-    env = TankRoyaleEnv(opponent="RamFire", max_turns=3000)
+    env = TankRoyaleEnv(opponent="RamFire", max_turns=3000, **FIRST_FORM)
     obs, _ = env.reset(seed=4)
     turns, observed, rewards, terminated, truncated = [env.turn], [obs], [], False, False
     while not (terminated or truncated):

@@ -1,0 +1,71 @@
+"""The action's forms (TankControls) against the rules engine: what each order does in the game.
+
+The default form aims the gun at an offset from the enemy's bearing, locks the radar on the enemy and
+steers the body at an offset from broadside; the first form (aim=rate, radar=spin, move=rate) gives
+turn rates. These are played on the engine through TankRoyale-v0, so the game's own turn limits,
+gun-on-body and radar-on-gun rules decide what happens.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from actor.bots.tankroyale.brain import OBSERVATION
+from actor.bots.tankroyale.env import ME, THEM, TankRoyaleEnv
+
+AGE = OBSERVATION.index("scan_age")
+
+
+def bearing_to_them(env: TankRoyaleEnv) -> tuple[float, float]:
+    """(direction from us to the opponent, our gun's offset from it) in degrees, from the engine's state."""
+    me, them = env.turn.bot_states[ME], env.turn.bot_states[THEM]
+    bearing = math.degrees(math.atan2(them["y"] - me["y"], them["x"] - me["x"]))
+    return bearing, (me["gunDirection"] - bearing + 180) % 360 - 180
+
+
+def test_bearing_aim_holds_the_gun_on_a_still_target_at_the_offset_asked() -> None:
+    env = TankRoyaleEnv(opponent="SittingDuck", still=True, max_turns=200)
+    env.reset(seed=3)
+    for offset in (0.0, 12.0, -25.0):
+        for _ in range(30):  # found by the radar, then at most 180 / 20 turns of gun travel
+            env.step(np.array([0, 0, offset, 0], np.float32))
+        assert bearing_to_them(env)[1] == pytest.approx(offset, abs=0.5)
+
+
+def test_a_locked_radar_sees_the_enemy_every_turn_a_spinning_one_does_not() -> None:
+    ages = {}
+    for radar in ("lock", "spin"):
+        env = TankRoyaleEnv(opponent="Walls", radar=radar, max_turns=400)
+        env.reset(seed=5)
+        seen = []
+        for _ in range(200):
+            obs, _, terminated, truncated, _ = env.step(np.array([8, 0, 0, 0], np.float32))
+            seen.append((obs[AGE] + 1) * 50)  # turns since the last scan
+            if terminated or truncated:
+                break
+        ages[radar] = seen[20:]  # after the first sweep found it
+    assert max(ages["lock"]) == 0, "a locked radar rescans the moving enemy every turn"
+    assert max(ages["spin"]) >= 4, "a spinning radar's scan is up to 8 turns old"
+
+
+def test_move_bearing_zero_drives_broadside_to_the_enemy() -> None:
+    env = TankRoyaleEnv(opponent="SittingDuck", max_turns=200)
+    env.reset(seed=7)
+    for _ in range(40):
+        env.step(np.array([0, 0, 0, 0], np.float32))  # standing: the body turns freely
+    bearing, _ = bearing_to_them(env)
+    heading = env.turn.bot_states[ME]["direction"]
+    assert abs((heading - bearing - 90 + 180) % 360 - 180) < 1.0
+    env.step(np.array([0, 10, 0, 0], np.float32))  # +10: 90 degrees past broadside, i.e. facing away
+    assert env.brain.orders(np.array([0, 10, 0, 0], np.float32)).turn_rate == pytest.approx(10.0)
+
+
+def test_the_first_form_turns_the_gun_at_the_rate_asked_and_carries_it_on_the_body() -> None:
+    env = TankRoyaleEnv(opponent="SittingDuck", aim="rate", radar="spin", move="rate", max_turns=50)
+    env.reset(seed=1)
+    before = env.turn.bot_states[ME]["gunDirection"]
+    env.step(np.array([0, 5, 10, 0], np.float32))
+    assert (env.turn.bot_states[ME]["gunDirection"] - before) % 360 == pytest.approx(15.0)  # 10 + the body's 5
