@@ -25,7 +25,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--server", default=os.environ.get("SERVER_URL", "ws://localhost:7654"), help="game server URL")
     p.add_argument("--server-secret", default=os.environ.get("SERVER_SECRET"), help="the server's bot secret, if any")
     p.add_argument("--name", default="saclstm-tank", help="the tank's name in the game")
-    p.add_argument("--config", help="TOML file: [actor] for the client, [tank] for reward weights")
+    p.add_argument("--config", help="TOML file: [actor] for the client, [tank] for reward weights, [controls] for "
+                   "the action's form (TankControls; a checkpoint plays as it was trained)")
     p.add_argument("--eval", dest="eval_flag", action="store_true", help="play deterministically, send nothing")
     p.add_argument("--retry-s", type=float, default=0.0, help="wait up to this long for the server, at start and "
                    "whenever it goes away (0: exit at once, with one line, when no server answers)")
@@ -47,11 +48,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"saclstm tank: {problem}", file=sys.stderr)
             return 2
     try:
-        from actor.bots.tankroyale.brain import TankRewards
+        from actor.bots.tankroyale.brain import TankControls, TankRewards
         from actor.bots.tankroyale.tank import SaclstmTank, spec
         from actor.client import BotClient
 
         rewards = build(TankRewards, read_toml(args.config, "tank"), {})
+        controls = build(TankControls, read_toml(args.config, "controls"), {})
     except ImportError as exc:
         print(f"saclstm tank: needs the Tank Royale bot API (pip install 'saclstm[tankroyale]'): {exc}", file=sys.stderr)
         return 2
@@ -74,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"saclstm tank: no game server answers at {args.server}"
                       + (f" (waited {args.retry_s:.0f} s)" if args.retry_s else ""), file=sys.stderr)
                 return 1
-            tank = SaclstmTank(client, rewards, info, args.server, args.server_secret)
+            tank = SaclstmTank(client, rewards, info, args.server, args.server_secret, controls=controls)
             try:
                 tank.start()  # returns when the server closes the connection
             except KeyboardInterrupt:

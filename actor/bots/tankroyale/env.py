@@ -21,7 +21,7 @@ dicts for its own bot.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import gymnasium as gym
@@ -88,15 +88,15 @@ class TankRoyaleEnv(gym.Env):
     metadata = {"render_modes": []}
 
     def __init__(self, opponent: str = "SpinBot", arena: Any = (800, 600), max_turns: int = 2000,
-                 seed: int | None = None, rewards: TankRewards | None = None, aim: str = "bearing",
-                 radar: str = "lock", move: str = "bearing", still: Any = False, repeat: int = 1) -> None:
+                 seed: int | None = None, rewards: TankRewards | None = None, aim: str | None = None,
+                 radar: str | None = None, move: str | None = None, still: Any = False,
+                 repeat: int | None = None) -> None:
         if int(max_turns) < 1:
             raise ValueError(f"max_turns must be at least 1, got {max_turns}")
         self.roster = parse_opponents(opponent)
         self.opponent, self.arena, self.max_turns = self.roster[0], parse_arena(arena), int(max_turns)
         self.setup = Setup(arena_width=self.arena[0], arena_height=self.arena[1], number_of_rounds=1)
-        self.brain = TankBrain(rewards or TankRewards(), self.arena, TankControls(aim=aim, radar=radar, move=move,
-                                                                                       repeat=int(repeat)))
+        self.brain = TankBrain(rewards or TankRewards(), self.arena, controls(aim, radar, move, repeat))
         self.drive = str(still).lower() in ("false", "0", "no")  # --env-kwargs hands over text
         self.brain.my_id = ME
         self.policies = {name: make(name) for name in self.roster}
@@ -158,6 +158,13 @@ class TankRoyaleEnv(gym.Env):
         return {"opponent": self.opponent, "turn": t.turn_number, "won": self.brain.outcome == "won",
                 "outcome": self.brain.outcome, "energy": energy.get(ME, 0.0), "opponent_energy": energy.get(THEM, 0.0),
                 "tally": self.brain.tally.to_dict()}
+
+
+def controls(aim: str | None, radar: str | None, move: str | None, repeat: Any) -> TankControls:
+    """TankControls with the given fields over its defaults (the networked tank's), so both play alike."""
+    given: dict[str, Any] = {"aim": aim, "radar": radar, "move": move,
+                             "repeat": None if repeat is None else int(repeat)}
+    return replace(TankControls(), **{k: v for k, v in given.items() if v is not None})
 
 
 def intent(o: Orders, drive: bool = True) -> Intent:

@@ -86,9 +86,9 @@ def report(side: str, r: dict[str, Any]) -> str:
 
 def evaluate(checkpoint: str | None, opponent: str, rounds: int, seed: int = 0, baselines: bool = True,
              tps: int = -1, log_dir: Path | None = None, timeout_s: float = 3600.0,
-             replay: Path | None = None) -> dict[str, dict[str, Any]]:
+             replay: Path | None = None, config: str | None = None) -> dict[str, dict[str, Any]]:
     """Win rates of our tank (and the baselines) against `opponent`; {side: summary}. Stops everything it starts.
-    `replay`: a folder for a page per round our tank played."""
+    `replay`: a folder for a page per round our tank played; `config`: the TOML the tank reads [controls] from."""
     from actor.bots.tankroyale.server import run_server
 
     log_dir = log_dir or Path(tempfile.mkdtemp(prefix="tank-eval-"))
@@ -106,7 +106,8 @@ def evaluate(checkpoint: str | None, opponent: str, rounds: int, seed: int = 0, 
             if side == OURS:
                 children.start(side, "deploy", "tank", "--eval", "--checkpoint", str(checkpoint), "--server", server.url,
                                "--name", OURS, "--actor-id", "tank-eval", "--ingest", f"tcp://127.0.0.1:{free_port()}",
-                               "--weights", f"tcp://127.0.0.1:{free_port()}", "--retry-s", "30")
+                               "--weights", f"tcp://127.0.0.1:{free_port()}", "--retry-s", "30",
+                               *(["--config", config] if config else []))
             else:
                 children.start(side, "actor.bots.tankroyale.opponents", side, "--server", server.url, "--seed", str(seed))
             children.start(f"{side}-vs-{opponent}", "actor.bots.tankroyale.opponents", opponent, "--server", server.url,
@@ -144,6 +145,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--tps", type=int, default=-1, help="turns per second; -1: as fast as the bots answer")
     p.add_argument("--no-baselines", action="store_true", help="play only our tank")
     p.add_argument("--out", help="write the results here as JSON")
+    p.add_argument("--config", help="the run's TOML: our tank plays with its [controls] (the action's form it was "
+                   "trained with; default: TankControls' defaults, which tank-train's deploy/tank.toml uses)")
     p.add_argument("--replay", metavar="DIR", help="write each round our tank played as a page to watch in a "
                    "browser: DIR/round-001.html, ...")
     return p
@@ -160,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, interrupt)
     try:
         results = evaluate(args.checkpoint, args.opponent, args.rounds, args.seed, not args.no_baselines, args.tps,
-                           replay=Path(args.replay) if args.replay else None)
+                           replay=Path(args.replay) if args.replay else None, config=args.config)
     except KeyboardInterrupt:
         print("saclstm tank-eval: stopped", file=sys.stderr)
         return 130
