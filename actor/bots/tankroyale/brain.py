@@ -79,6 +79,9 @@ class TankControls:
                                                             "square to the enemy's bearing (0 = broadside, +-10 = "
                                                             "+-90 degrees), turned toward every turn; rate: a body "
                                                             "turn rate (the first form)"})
+    speed: str = field(default="ahead", metadata={"help": "ahead: the speed action is an offset back from full speed "
+                                                          "ahead (0 and above: +8, -4: stop, -8: full reverse); "
+                                                          "target: the target speed itself (the first form)"})
     repeat: int = field(default=1, metadata={"help": "turns per decision: an action is held this many turns (aim and "
                                                      "radar still follow the enemy every turn), its rewards summed"})
 
@@ -88,6 +91,7 @@ class TankControls:
         check(self.aim in ("bearing", "rate"), "aim", self.aim, "must be bearing or rate")
         check(self.radar in ("lock", "spin"), "radar", self.radar, "must be lock or spin")
         check(self.move in ("bearing", "rate"), "move", self.move, "must be bearing or rate")
+        check(self.speed in ("ahead", "target"), "speed", self.speed, "must be ahead or target")
         check(1 <= self.repeat <= 30, "repeat", self.repeat, "must be 1..30 turns")
 
 
@@ -299,6 +303,8 @@ class TankBrain:
         """The intent for `action` from the state last observed: the aim and the radar as TankControls says."""
         speed, turn, aim, power = self.commands(action)
         s, c = self.me, self.controls
+        if c.speed == "ahead":
+            speed = min(MAX_SPEED, MAX_SPEED + 2.0 * speed)
         if s is None:  # nothing observed yet: the first form's orders
             return Orders(speed, turn, max(-MAX_GUN_TURN, min(MAX_GUN_TURN, aim)), MAX_RADAR_TURN, power, False)
         target = self._target(s)
