@@ -88,7 +88,7 @@ def test_every_update_setting_reaches_the_update_from_the_learner_config() -> No
 
     changed = {"gamma": 0.9, "tau": 0.01, "actor_lr": 1e-4, "critic_lr": 2e-4, "alpha_lr": 5e-4, "init_alpha": 0.5,
                "burn_in": 4, "grad_clip": 1.0, "amp": True, "use_stored_state": True, "torso": "separate",
-               "target_torso": True, "memory_horizon": 8, "recall_weight": 0.5}
+               "target_torso": True, "memory_horizon": 8, "recall_weight": 0.5, "target_entropy": -0.5}
     assert set(changed) == {f.name for f in fields(SACConfig)}, "a new update setting: give it a value here"
     cfg = LearnerConfig(**changed, seq_len=64, overlap=32)
     mapped = sac_config(cfg)
@@ -101,10 +101,14 @@ def test_every_shipped_config_builds(path: Path) -> None:
     out of range fails here, not in a user's first run)."""
     import tomllib
 
+    from actor.bots.tankroyale.brain import TankControls, TankRewards
+    from actor.bots.tankroyale.train import BattleConfig
     from deploy.launcher import RunConfig
 
     tables = tomllib.loads(path.read_text())
-    kinds = {"learner": LearnerConfig, "actor": ActorConfig, "run": RunConfig}
+    kinds = {"learner": LearnerConfig, "actor": ActorConfig, "run": RunConfig, "battle": BattleConfig,
+             "tank": TankRewards, "controls": TankControls}
+    assert set(tables) <= set(kinds), f"{path.name}: a table no command reads: {set(tables) - set(kinds)}"
     assert set(tables) & set(kinds), f"{path.name} has none of {sorted(kinds)}"
     for name, kind in kinds.items():
         if name in tables:

@@ -38,7 +38,7 @@ def test_bearing_aim_holds_the_gun_on_a_still_target_at_the_offset_asked() -> No
 def test_a_locked_radar_sees_the_enemy_every_turn_a_spinning_one_does_not() -> None:
     ages = {}
     for radar in ("lock", "spin"):
-        env = TankRoyaleEnv(opponent="Walls", radar=radar, max_turns=400)
+        env = TankRoyaleEnv(opponent="Walls", radar=radar, max_turns=400, repeat=1)
         env.reset(seed=5)
         seen = []
         for _ in range(200):
@@ -64,8 +64,36 @@ def test_move_bearing_zero_drives_broadside_to_the_enemy() -> None:
 
 
 def test_the_first_form_turns_the_gun_at_the_rate_asked_and_carries_it_on_the_body() -> None:
-    env = TankRoyaleEnv(opponent="SittingDuck", aim="rate", radar="spin", move="rate", max_turns=50)
+    env = TankRoyaleEnv(opponent="SittingDuck", aim="rate", radar="spin", move="rate", max_turns=50, repeat=1)
     env.reset(seed=1)
     before = env.turn.bot_states[ME]["gunDirection"]
     env.step(np.array([0, 5, 10, 0], np.float32))
     assert (env.turn.bot_states[ME]["gunDirection"] - before) % 360 == pytest.approx(15.0)  # 10 + the body's 5
+
+
+def test_speed_ahead_drives_at_full_speed_unless_asked_to_slow_or_reverse() -> None:
+    brain = TankRoyaleEnv(opponent="SittingDuck").brain
+    speeds = [brain.orders(np.array([a, 0, 0, 0], np.float32)).target_speed for a in (0, 5, -2, -4, -8)]
+    assert speeds == [8, 8, 4, 0, -8]
+    env = TankRoyaleEnv(opponent="SittingDuck", max_turns=100)
+    env.reset(seed=2)
+    for _ in range(3):
+        env.step(np.zeros(4, np.float32))  # 3 decisions of 8 turns each: up to speed and cruising
+    assert env.turn.bot_states[ME]["speed"] == pytest.approx(8.0)
+
+
+def test_the_fired_reward_charges_each_shot_its_power() -> None:
+    from actor.bots.tankroyale.brain import TankRewards
+
+    costs = {}
+    for fired in (0.0, -0.1):
+        env = TankRoyaleEnv(opponent="SittingDuck", still=True, max_turns=60, repeat=30,  # guns start hot: 30 turns
+                            rewards=TankRewards(fired=fired))
+        env.reset(seed=3)
+        total = 0.0
+        for _ in range(2):
+            _, reward, *_, info = env.step(np.array([0, 0, 0, 2.0], np.float32))
+            total += reward
+        costs[fired] = (total, info["tally"]["shots"])
+    (free, shots), (charged, same) = costs[0.0], costs[-0.1]
+    assert shots == same >= 1 and charged == pytest.approx(free - 0.1 * 2.0 * shots)

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from actor.bots.tankroyale.brain import TankControls
 from tests.procs import ROOT
 
 pytest.importorskip("robocode_tank_royale")
 pytestmark = pytest.mark.slow
+REPEAT = TankControls().repeat  # tank.toml plays the default form
 
 SMALL = ["--tanks", "1", "--opponents", "SittingDuck,SpinBot", "--rounds-per-game", "1", "--arena-width", "400",
          "--arena-height", "400", "--tps", "-1", "--turn-timeout-ms", "300", "--progress", "false",
@@ -36,11 +39,13 @@ def test_train_plays_its_rounds_checkpoints_resumes_and_evaluates(tmp_path: Path
     assert set(summary["by_opponent"]) == {"SittingDuck", "SpinBot"}
     assert (run / "tank-curves.png").stat().st_size > 0 and (run / "checkpoints" / "live.sacl").exists()
     assert "rounds           2" in out.stdout
-    # The books, read after the tank's bye: one episode per round, one step per turn after the first.
+    # The books, read after the tank's bye: one episode per round, one step per decision (every `repeat` turns
+    # after the first, and the round's last turn closes the one in progress).
     tank = next(a for a in summary["health"]["actors"] if a["sender"] == "tank0")
     assert tank["bye"] and tank["sent"] == tank["received"] + tank["rejected"], tank
     assert summary["health"]["episodes"] == 2
-    assert tank["received"] + tank["rejected"] + tank["dropped"] == sum(r["turns"] - 1 for r in rounds), (tank, rounds)
+    decisions = sum(math.ceil((r["turns"] - 1) / REPEAT) for r in rounds)
+    assert tank["received"] + tank["rejected"] + tank["dropped"] == decisions, (tank, rounds)
 
     again = train(run, 3)  # the same run dir: the learner resumes, the round count goes on
     assert again.returncode == 0, again.stdout + again.stderr

@@ -64,6 +64,7 @@ class TankRewards:
     death: float = field(default=-5.0, metadata={"help": "when we die"})
     win: float = field(default=5.0, metadata={"help": "when we win the round"})
     turn: float = field(default=-0.001, metadata={"help": "every turn, so that dawdling costs a little"})
+    fired: float = field(default=0.0, metadata={"help": "per energy point spent firing (a shot costs its power)"})
 
 
 @dataclass(frozen=True)
@@ -71,8 +72,10 @@ class TankControls:
     """How the action's aim and the radar become orders (README, Tank Royale: what each form measured)."""
 
     aim: str = field(default="bearing", metadata={"help": "bearing: the gun action is an offset in degrees from the "
-                                                          "enemy's bearing, turned toward every turn; rate: a gun "
-                                                          "turn rate that rides on the body (the first form)"})
+                                                          "enemy's bearing, turned toward every turn; lead: from "
+                                                          "where a bullet of the chosen power meets the enemy if it "
+                                                          "keeps its speed and heading; rate: a gun turn rate that "
+                                                          "rides on the body (the first form)"})
     radar: str = field(default="lock", metadata={"help": "lock: sweep across the last scan, so the enemy is seen "
                                                          "every turn; spin: full rate always (scans up to 8 turns old)"})
     move: str = field(default="bearing", metadata={"help": "bearing: the body-turn action is a heading offset from "
@@ -82,13 +85,13 @@ class TankControls:
     speed: str = field(default="ahead", metadata={"help": "ahead: the speed action is an offset back from full speed "
                                                           "ahead (0 and above: +8, -4: stop, -8: full reverse); "
                                                           "target: the target speed itself (the first form)"})
-    repeat: int = field(default=1, metadata={"help": "turns per decision: an action is held this many turns (aim and "
+    repeat: int = field(default=8, metadata={"help": "turns per decision: an action is held this many turns (aim and "
                                                      "radar still follow the enemy every turn), its rewards summed"})
 
     def __post_init__(self) -> None:
         from protocol.config import check
 
-        check(self.aim in ("bearing", "rate"), "aim", self.aim, "must be bearing or rate")
+        check(self.aim in ("bearing", "lead", "rate"), "aim", self.aim, "must be bearing, lead or rate")
         check(self.radar in ("lock", "spin"), "radar", self.radar, "must be lock or spin")
         check(self.move in ("bearing", "rate"), "move", self.move, "must be bearing or rate")
         check(self.speed in ("ahead", "target"), "speed", self.speed, "must be ahead or target")
@@ -189,6 +192,7 @@ class TankBrain:
                 self.skipped += 1
             elif kind == "BulletFiredEvent":
                 self.tally.shots += 1
+                self.reward += self.rewards.fired * float((e.get("bullet") or {}).get("power", 0.0))
         for victim in died:  # an opponent that died of our bullet or of a collision with us this turn
             if victim != self.my_id and (victim in self.kills or rammed):
                 self.tally.destroyed += 1
@@ -308,8 +312,9 @@ class TankBrain:
         if s is None:  # nothing observed yet: the first form's orders
             return Orders(speed, turn, max(-MAX_GUN_TURN, min(MAX_GUN_TURN, aim)), MAX_RADAR_TURN, power, False)
         target = self._target(s)
-        if c.aim == "bearing":
-            goal = (target if target is not None else s.gun_direction) + aim  # type: ignore[attr-defined]
+        if c.aim in ("bearing", "lead"):
+            base = self._lead(s, power) if c.aim == "lead" and target is not None else target
+            goal = (base if base is not None else s.gun_direction) + aim  # type: ignore[attr-defined]
             gun = max(-MAX_GUN_TURN, min(MAX_GUN_TURN, _angle(goal - s.gun_direction)))  # type: ignore[attr-defined]
         else:
             gun = max(-MAX_GUN_TURN, min(MAX_GUN_TURN, aim))
@@ -322,8 +327,23 @@ class TankBrain:
             off = _angle(target - s.radar_direction)  # type: ignore[attr-defined]
             # past the bearing by half a sweep: the arc swept this turn holds the enemy wherever it moves
             radar = max(-MAX_RADAR_TURN, min(MAX_RADAR_TURN, off + math.copysign(MAX_RADAR_TURN / 2, off)))
-        independent = c.aim == "bearing" or c.radar == "lock"
+        independent = c.aim != "rate" or c.radar == "lock"
         return Orders(speed, turn, gun, radar, power, independent)
+
+    def _lead(self, s, power: float) -> float:  # noqa: ANN001
+        """The direction to where a bullet of `power` (1.5 when holding fire) fired next turn meets the enemy,
+        if it keeps its heading and speed (stopped by the walls): linear targeting."""
+        e, age = self.enemy, self.turn - self.enemy.turn
+        rad = math.radians(e.direction)
+        vx, vy = math.cos(rad) * e.speed, math.sin(rad) * e.speed
+        speed = 20.0 - 3.0 * (power if power > 0 else 1.5)  # the game's bullet speed
+        x, y, flight = e.x, e.y, 0.0
+        for _ in range(4):  # fixed-point iterations of the flight time converge fast for bullets 11-20 > 8
+            ahead = age + 1 + flight
+            x = min(max(e.x + vx * ahead, 18.0), self.width - 18.0)
+            y = min(max(e.y + vy * ahead, 18.0), self.height - 18.0)
+            flight = math.hypot(x - s.x, y - s.y) / speed
+        return math.degrees(math.atan2(y - s.y, x - s.x))
 
     def _target(self, s) -> float | None:  # noqa: ANN001
         """The direction from us to where the enemy is now (its last scan moved on at its speed), or None when

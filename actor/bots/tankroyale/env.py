@@ -88,7 +88,7 @@ class TankRoyaleEnv(gym.Env):
     metadata = {"render_modes": []}
 
     def __init__(self, opponent: str = "SpinBot", arena: Any = (800, 600), max_turns: int = 2000,
-                 seed: int | None = None, rewards: TankRewards | None = None, aim: str | None = None,
+                 seed: int | None = None, rewards: TankRewards | str | None = None, aim: str | None = None,
                  radar: str | None = None, move: str | None = None, still: Any = False,
                  repeat: int | None = None) -> None:
         if int(max_turns) < 1:
@@ -96,6 +96,8 @@ class TankRoyaleEnv(gym.Env):
         self.roster = parse_opponents(opponent)
         self.opponent, self.arena, self.max_turns = self.roster[0], parse_arena(arena), int(max_turns)
         self.setup = Setup(arena_width=self.arena[0], arena_height=self.arena[1], number_of_rounds=1)
+        if isinstance(rewards, str):  # "fired=-0.1;kill=5", as --env-kwargs can hand it over
+            rewards = TankRewards(**{k: float(v) for k, v in (kv.split("=") for kv in rewards.split(";") if kv)})
         self.brain = TankBrain(rewards or TankRewards(), self.arena, controls(aim, radar, move, repeat))
         self.drive = str(still).lower() in ("false", "0", "no")  # --env-kwargs hands over text
         self.brain.my_id = ME

@@ -28,6 +28,7 @@ import numpy as np
 from robocode_tank_royale.bot_api import Bot, BotInfo
 from robocode_tank_royale.bot_api.events import (
     BotDeathEvent,
+    BulletFiredEvent,
     BulletHitBotEvent,
     DeathEvent,
     GameStartedEvent,
@@ -56,6 +57,8 @@ def as_schema(e: Any, me: int) -> dict[str, Any] | None:
         return {"type": "ScannedBotEvent", "turnNumber": turn, "scannedByBotId": e.scanned_by_bot_id,
                 "scannedBotId": e.scanned_bot_id, "energy": e.energy, "x": e.x, "y": e.y, "direction": e.direction,
                 "speed": e.speed}
+    if isinstance(e, BulletFiredEvent):
+        return {"type": "BulletFiredEvent", "turnNumber": turn, "bullet": {"ownerId": me, "power": e.bullet.power}}
     if isinstance(e, BulletHitBotEvent):
         return {"type": "BulletHitBotEvent", "turnNumber": turn, "victimId": e.victim_id, "bullet": {"ownerId": me},
                 "damage": e.damage, "energy": e.energy}
