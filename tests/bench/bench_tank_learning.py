@@ -28,6 +28,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from actor.bots.tankroyale.battle import wilson  # noqa: E402
+
 SIX = ("SittingDuck", "SpinBot", "Walls", "RamFire", "Tracker", "TrackFire")
 
 
@@ -84,11 +88,13 @@ def main() -> None:
     for opponent in opponents:
         results = evaluate(checkpoint, opponent, args.rounds, run_dir)
         ours, key = results["saclstm-tank"], opponent.lower()
-        out[f"win_rate_{key}"] = ours["win_rate"]
-        out[f"win_rate_{key}_destroyed"] = ours.get("win_rate_destroyed", ours["win_rate"])
-        out[f"win_rate_{key}_ci95"] = ours["ci95"]
+        destroyed = round(ours["win_rate_destroyed"] * ours["rounds"])  # the targets count these wins only
+        out[f"win_rate_{key}"] = round(destroyed / ours["rounds"], 3)
+        out[f"win_rate_{key}_ci95"] = [round(v, 3) for v in wilson(destroyed, ours["rounds"])]
+        out[f"win_rate_{key}_any"] = ours["win_rate"]  # outlasted wins too
         out[f"hit_rate_{key}"] = ours.get("hit_rate")
-        out[f"headon_win_rate_{key}"] = results["HeadOnBot"]["win_rate"]
+        headon = results["HeadOnBot"]
+        out[f"headon_win_rate_{key}"] = round(headon["win_rate_destroyed"], 3)
         shots += ours.get("shots", 0)
         hits += ours.get("hits", 0)
     out["hit_rate"] = round(hits / shots, 3) if shots else None
