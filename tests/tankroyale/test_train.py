@@ -19,8 +19,8 @@ REPEAT = TankControls().repeat  # tank.toml plays the default form
 
 SMALL = ["--tanks", "1", "--opponents", "SittingDuck,SpinBot", "--rounds-per-game", "1", "--arena-width", "400",
          "--arena-height", "400", "--tps", "-1", "--turn-timeout-ms", "300", "--progress", "false",
-         "--learner-arg=--hidden=16", "--learner-arg=--fc=16", "--learner-arg=--learning-starts=200",
-         "--learner-arg=--batch-size=4", "--learner-arg=--save-interval=50", "--learner-arg=--capacity=20000"]
+         "--learner-arg=--hidden=16", "--learner-arg=--fc=16", "--learner-arg=--learning-starts=20",
+         "--learner-arg=--batch-size=4", "--learner-arg=--save-interval=5", "--learner-arg=--capacity=20000"]
 
 
 def train(run_dir: Path, rounds: int) -> subprocess.CompletedProcess:
