@@ -64,6 +64,8 @@ class LearnerConfig:
     init_alpha: float = _f(1.0, "initial entropy temperature")
     target_entropy: float = _f(-1.0, "the entropy the temperature steers toward, per action dimension (SAC's usual "
                                      "-1: -dim(A) in all); higher keeps exploring longer")
+    action_prior: float = _f(0.0, "weight of a penalty on the policy's mean (before squashing) away from the middle "
+                                  "of the action range, where a form puts its default (e.g. the tank's); 0 = off")
     grad_clip: float = _f(0.0, "max gradient norm; 0 = no clipping")
     amp: bool = _f(False, "bf16 autocast in the update (faster on CPUs with bf16 units)")
     device: str = _f("cpu", "torch device: cpu or cuda")

@@ -64,7 +64,7 @@ def sac_config(cfg: LearnerConfig) -> SACConfig:
     return SACConfig(cfg.gamma, cfg.tau, cfg.actor_lr, cfg.critic_lr, cfg.alpha_lr, cfg.init_alpha, cfg.burn_in,
                      cfg.grad_clip, cfg.amp, cfg.use_stored_state, cfg.torso, cfg.target_torso,
                      memory_horizon=cfg.memory_horizon, recall_weight=cfg.recall_weight,
-                     target_entropy=cfg.target_entropy)
+                     target_entropy=cfg.target_entropy, action_prior=cfg.action_prior)
 
 
 def build_model(cfg: LearnerConfig, obs_dim: int, act_dim: int, low: np.ndarray, high: np.ndarray) -> Model:

@@ -75,6 +75,7 @@ class SACConfig:
     memory_horizon: int = 0  # > 1: chrono-initialise every LSTM's gates for memories this many steps long
     recall_weight: float = 0.0  # > 0 with memory_horizon > 1: the recall loss (see RecallHead), this weighted
     target_entropy: float = -1.0  # per action dimension: the temperature steers the policy's entropy to this x dim(A)
+    action_prior: float = 0.0  # > 0: weight of a penalty on the policy's pre-squash mean^2 (a prior at mid-range)
 
     def __post_init__(self) -> None:
         if self.torso not in TORSOS:
@@ -247,6 +248,9 @@ class SAC:
         critic_loss = td if recall is None else td + cfg.recall_weight * recall
         log_pi_now = log_pi[:-1].float()
         actor_loss = ((alpha * log_pi_now - q_pi) * mask).sum() / count
+        if cfg.action_prior > 0:  # the actions' middle is the default a form chose; pull the mean's drift back to it
+            mean = self.actor.heads(y[:-1])[0].float()
+            actor_loss = actor_loss + cfg.action_prior * (mean.pow(2).mean(-1) * mask).sum() / count
         # Temperature: keep the policy's entropy near -|A|.
         alpha_loss = -(self.log_alpha * ((log_pi_now.detach() + self.target_entropy) * mask)).sum() / count
 
