@@ -162,3 +162,24 @@ def test_targets_read_the_target_torso_only_when_asked(target_torso: bool) -> No
     torch.manual_seed(1)
     after = float(sac.losses(batch)[0].detach())
     assert (before != after) == target_torso
+
+
+def _mean_size(sac: SAC, batch: Batch) -> float:
+    from learner.sac import inputs, time_major
+
+    with torch.no_grad():
+        y, _ = sac.actor.features(time_major(inputs(batch, sac.arch)))
+        return float(sac.actor.heads(y)[0].abs().mean())
+
+
+def test_action_prior_pulls_the_policy_mean_toward_the_middle_of_the_range() -> None:
+    """Rewards that push the mean away (reward = the first action), and a prior that pulls it back."""
+    sizes = {}
+    for weight in (0.0, 5.0):
+        torch.manual_seed(0)
+        sac = SAC(ARCH, SACConfig(action_prior=weight, actor_lr=3e-3, critic_lr=3e-3))
+        for i in range(150):
+            b = _batch(i)
+            sac.update(b._replace(reward=b.action[..., 0] * 3))
+        sizes[weight] = _mean_size(sac, _batch(999))
+    assert sizes[5.0] < 0.5 * sizes[0.0], sizes

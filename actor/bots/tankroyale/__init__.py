@@ -4,11 +4,14 @@
     protocol_tr.py        the official WebSocket protocol's message shapes
     server.py             a headless game server on that protocol, bot and controller side
     controller.py         a controller client: ours here, or an official server elsewhere
-    brain.py              what our tank sees, does and is rewarded for (pure, no bot API)
+    brain.py              what our tank sees, does and is rewarded for, and how its action becomes
+                          orders (TankControls: the action's forms; pure, no bot API)
     tank.py               our tank on the official Python bot API
     opponents.py          scripted opponents (sample-bot behaviours) and two baselines
     env.py                TankRoyale-v0: the engine as a Gymnasium environment, no sockets
     battle.py             arenas: a server, bot processes and a controller playing games back to back
+    fight.py              a round's fight from the observer's turns: shots, hits, damage, how it was won
+    replay.py             a round as a self-contained HTML page (`tank-eval --replay`)
     train.py, progress.py, curves.py   `saclstm tank-train`
     evaluate.py           `saclstm tank-eval`
     cli.py                `saclstm tank`
