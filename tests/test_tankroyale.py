@@ -200,7 +200,7 @@ def sent_steps(cap: Capture) -> list[Experience]:
 
 def test_a_skipped_turn_is_a_gap_in_the_experience_not_a_step() -> None:
     """The server played turn 4 with our old intent: no step may claim the action we chose for it."""
-    cap = Capture()
+    cap = Capture(controls=TankControls(repeat=1))
     try:
         cap.tank.on_round_started(RoundStartedEvent(round_number=1))
         for turn in range(1, 8):

@@ -14,7 +14,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import actor.bots.tankroyale.env  # noqa: F401 - registers TankRoyale-v0
-from actor.bots.tankroyale.brain import OBSERVATION, TankRewards
+from actor.bots.tankroyale.brain import OBSERVATION, TankControls, TankRewards
 from actor.bots.tankroyale.env import ENV_ID, TankRoyaleEnv, parse_arena
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,7 +24,7 @@ SEEN, CAN_FIRE = OBSERVATION.index("enemy_seen"), OBSERVATION.index("can_fire")
 
 
 # aim_and_fire speaks the first control form: a gun turn rate, a spinning radar, a body turn rate.
-FIRST_FORM = {"aim": "rate", "radar": "spin", "move": "rate"}
+FIRST_FORM = {"aim": "rate", "radar": "spin", "move": "rate", "speed": "target", "repeat": 1}
 
 
 def aim_and_fire(obs: np.ndarray) -> np.ndarray:
@@ -122,7 +122,7 @@ def test_deterministic_for_a_seed() -> None:
 
 
 def test_an_episode_ends_by_truncation_at_max_turns() -> None:
-    env = TankRoyaleEnv(opponent="SittingDuck", max_turns=40)
+    env = TankRoyaleEnv(opponent="SittingDuck", max_turns=40, repeat=1)
     _, first = env.reset(seed=1)
     steps, terminated, truncated = 0, False, False
     while not (terminated or truncated) and steps < 100:
@@ -187,7 +187,7 @@ def test_the_env_and_the_networked_tank_see_and_earn_the_same() -> None:
         observed.append(obs)
         rewards.append(reward)
     assert terminated and len(turns) > 20
-    cap = Capture()
+    cap = Capture(controls=TankControls(**FIRST_FORM))
     try:
         cap.tank._internals.my_id = 1  # as game-started sets it
         cap.tank.on_round_started(RoundStartedEvent(round_number=1))

@@ -72,7 +72,7 @@ def test_a_rammer_deals_and_takes_ram_damage_and_a_ram_kill_is_destroyed() -> No
 def test_the_same_counts_from_tankroyale_v0_turns_as_the_brains_own_tally() -> None:
     """Our tank stands and fires 3 whenever it can (the env's default aim follows the enemy's bearing); the
     HeadOnBot shoots back. The brain counts from the events our tank is told; the fight from the observer's."""
-    env = TankRoyaleEnv(opponent="HeadOnBot", max_turns=3000)
+    env = TankRoyaleEnv(opponent="HeadOnBot", max_turns=3000, repeat=1)  # every turn seen by the observer
     env.reset(seed=11)
     fight = Fight()
     fight.add(Frame.from_turn(env.turn))

@@ -2,7 +2,8 @@
 
     gymnasium.make("TankRoyale-v0", opponent="SpinBot", arena=(800, 600), max_turns=2000, seed=0)
     opponent="SpinBot+Walls+RamFire" or "all": each episode draws one of them (info["opponent"] names it)
-    aim="bearing"|"rate", radar="lock"|"spin", move="bearing"|"rate", repeat=N: the action's form
+    aim="bearing"|"lead"|"rate", radar="lock"|"spin", move="bearing"|"rate", speed="ahead"|"target",
+    repeat=N: the action's form
     (TankControls); still=True: our tank cannot move or turn its body (the aiming rung of the ladder)
 
 One round is one episode, played by the rules engine (engine.py) with no server and no sockets.
@@ -89,8 +90,8 @@ class TankRoyaleEnv(gym.Env):
 
     def __init__(self, opponent: str = "SpinBot", arena: Any = (800, 600), max_turns: int = 2000,
                  seed: int | None = None, rewards: TankRewards | str | None = None, aim: str | None = None,
-                 radar: str | None = None, move: str | None = None, still: Any = False,
-                 repeat: int | None = None) -> None:
+                 radar: str | None = None, move: str | None = None, speed: str | None = None,
+                 still: Any = False, repeat: int | None = None) -> None:
         if int(max_turns) < 1:
             raise ValueError(f"max_turns must be at least 1, got {max_turns}")
         self.roster = parse_opponents(opponent)
@@ -98,7 +99,7 @@ class TankRoyaleEnv(gym.Env):
         self.setup = Setup(arena_width=self.arena[0], arena_height=self.arena[1], number_of_rounds=1)
         if isinstance(rewards, str):  # "fired=-0.1;kill=5", as --env-kwargs can hand it over
             rewards = TankRewards(**{k: float(v) for k, v in (kv.split("=") for kv in rewards.split(";") if kv)})
-        self.brain = TankBrain(rewards or TankRewards(), self.arena, controls(aim, radar, move, repeat))
+        self.brain = TankBrain(rewards or TankRewards(), self.arena, controls(aim, radar, move, speed, repeat))
         self.drive = str(still).lower() in ("false", "0", "no")  # --env-kwargs hands over text
         self.brain.my_id = ME
         self.policies = {name: make(name) for name in self.roster}
@@ -162,9 +163,9 @@ class TankRoyaleEnv(gym.Env):
                 "tally": self.brain.tally.to_dict()}
 
 
-def controls(aim: str | None, radar: str | None, move: str | None, repeat: Any) -> TankControls:
+def controls(aim: str | None, radar: str | None, move: str | None, speed: str | None, repeat: Any) -> TankControls:
     """TankControls with the given fields over its defaults (the networked tank's), so both play alike."""
-    given: dict[str, Any] = {"aim": aim, "radar": radar, "move": move,
+    given: dict[str, Any] = {"aim": aim, "radar": radar, "move": move, "speed": speed,
                              "repeat": None if repeat is None else int(repeat)}
     return replace(TankControls(), **{k: v for k, v in given.items() if v is not None})
 
