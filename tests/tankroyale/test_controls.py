@@ -97,3 +97,22 @@ def test_the_fired_reward_charges_each_shot_its_power() -> None:
         costs[fired] = (total, info["tally"]["shots"])
     (free, shots), (charged, same) = costs[0.0], costs[-0.1]
     assert shots == same >= 1 and charged == pytest.approx(free - 0.1 * 2.0 * shots)
+
+
+def test_the_aim_reward_pays_shots_along_the_bearing_and_not_shots_off_it() -> None:
+    from actor.bots.tankroyale.brain import TankRewards
+
+    def paid(aim_offset: float, weight: float) -> tuple[float, int]:
+        env = TankRoyaleEnv(opponent="SittingDuck", still=True, max_turns=60, repeat=30,
+                            rewards=TankRewards(aim=weight))
+        env.reset(seed=3)
+        total = 0.0
+        for _ in range(2):
+            _, reward, *_, info = env.step(np.array([0, 0, aim_offset, 1.0], np.float32))
+            total += reward
+        return total, info["tally"]["shots"]
+
+    (on_free, shots), (on_paid, _) = paid(0.0, 0.0), paid(0.0, 1.0)
+    (off_free, _), (off_paid, _) = paid(20.0, 0.0), paid(20.0, 1.0)
+    assert shots >= 1 and on_paid == pytest.approx(on_free + shots, abs=0.2 * shots)
+    assert off_paid == pytest.approx(off_free)

@@ -65,6 +65,8 @@ class TankRewards:
     win: float = field(default=5.0, metadata={"help": "when we win the round"})
     turn: float = field(default=-0.001, metadata={"help": "every turn, so that dawdling costs a little"})
     fired: float = field(default=0.0, metadata={"help": "per energy point spent firing (a shot costs its power)"})
+    aim: float = field(default=0.0, metadata={"help": "per shot, times how close it left to the enemy's bearing (1 on "
+                                                      "it, 0 from 10 degrees off): a hit's credit when it is fired"})
 
 
 @dataclass(frozen=True)
@@ -193,6 +195,8 @@ class TankBrain:
             elif kind == "BulletFiredEvent":
                 self.tally.shots += 1
                 self.reward += self.rewards.fired * float((e.get("bullet") or {}).get("power", 0.0))
+                if self.rewards.aim and self.me is not None:
+                    self.reward += self.rewards.aim * self._aim_quality(e.get("bullet") or {})
         for victim in died:  # an opponent that died of our bullet or of a collision with us this turn
             if victim != self.my_id and (victim in self.kills or rammed):
                 self.tally.destroyed += 1
@@ -329,6 +333,13 @@ class TankBrain:
             radar = max(-MAX_RADAR_TURN, min(MAX_RADAR_TURN, off + math.copysign(MAX_RADAR_TURN / 2, off)))
         independent = c.aim != "rate" or c.radar == "lock"
         return Orders(speed, turn, gun, radar, power, independent)
+
+    def _aim_quality(self, bullet: dict) -> float:
+        """1 for a shot along the bearing to where the enemy is now, falling to 0 at 10 degrees off."""
+        target = self._target(self.me)
+        if target is None or "direction" not in bullet:
+            return 0.0
+        return max(0.0, 1.0 - abs(_angle(float(bullet["direction"]) - target)) / 10.0)
 
     def _lead(self, s, power: float) -> float:  # noqa: ANN001
         """The direction to where a bullet of `power` (1.5 when holding fire) fired next turn meets the enemy,
