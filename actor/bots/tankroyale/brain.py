@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from actor.bots.tankroyale import rules as R
+
 # Ram damage in Tank Royale: 0.6 energy to each bot per collision (RAM_DAMAGE in the official rules).
 RAM_DAMAGE = 0.6
 
@@ -314,23 +316,22 @@ class TankBrain:
         if c.speed == "ahead":
             speed = min(MAX_SPEED, MAX_SPEED + 2.0 * speed)
         if s is None:  # nothing observed yet: the first form's orders
-            return Orders(speed, turn, max(-MAX_GUN_TURN, min(MAX_GUN_TURN, aim)), MAX_RADAR_TURN, power, False)
+            return Orders(speed, turn, R.limit_gun_turn_rate(aim), MAX_RADAR_TURN, power, False)
         target = self._target(s)
         if c.aim in ("bearing", "lead"):
             base = self._lead(s, power) if c.aim == "lead" and target is not None else target
             goal = (base if base is not None else s.gun_direction) + aim  # type: ignore[attr-defined]
-            gun = max(-MAX_GUN_TURN, min(MAX_GUN_TURN, _angle(goal - s.gun_direction)))  # type: ignore[attr-defined]
+            gun = R.limit_gun_turn_rate(_angle(goal - s.gun_direction))  # type: ignore[attr-defined]
         else:
-            gun = max(-MAX_GUN_TURN, min(MAX_GUN_TURN, aim))
+            gun = R.limit_gun_turn_rate(aim)
         if c.move == "bearing" and target is not None:
             heading = target + 90.0 + turn * (90.0 / MAX_TURN)
-            limit = MAX_TURN - 0.75 * abs(s.speed)  # type: ignore[attr-defined] # the game's rate at this speed
-            turn = max(-limit, min(limit, _angle(heading - s.direction)))  # type: ignore[attr-defined]
+            turn = R.limit_turn_rate(_angle(heading - s.direction), s.speed)  # type: ignore[attr-defined]
         radar = MAX_RADAR_TURN
         if c.radar == "lock" and target is not None:
             off = _angle(target - s.radar_direction)  # type: ignore[attr-defined]
             # past the bearing by half a sweep: the arc swept this turn holds the enemy wherever it moves
-            radar = max(-MAX_RADAR_TURN, min(MAX_RADAR_TURN, off + math.copysign(MAX_RADAR_TURN / 2, off)))
+            radar = R.limit_radar_turn_rate(off + math.copysign(MAX_RADAR_TURN / 2, off))
         independent = c.aim != "rate" or c.radar == "lock"
         return Orders(speed, turn, gun, radar, power, independent)
 
@@ -341,18 +342,21 @@ class TankBrain:
             return 0.0
         return max(0.0, 1.0 - abs(_angle(float(bullet["direction"]) - target)) / 10.0)
 
+    def _enemy_at(self, turns: float) -> tuple[float, float]:
+        """Where the enemy is `turns` after its last scan if it keeps its heading and speed."""
+        e = self.enemy
+        rad = math.radians(e.direction)
+        return e.x + math.cos(rad) * e.speed * turns, e.y + math.sin(rad) * e.speed * turns
+
     def _lead(self, s, power: float) -> float:  # noqa: ANN001
         """The direction to where a bullet of `power` (1.5 when holding fire) fired next turn meets the enemy,
         if it keeps its heading and speed (stopped by the walls): linear targeting."""
-        e, age = self.enemy, self.turn - self.enemy.turn
-        rad = math.radians(e.direction)
-        vx, vy = math.cos(rad) * e.speed, math.sin(rad) * e.speed
-        speed = 20.0 - 3.0 * (power if power > 0 else 1.5)  # the game's bullet speed
-        x, y, flight = e.x, e.y, 0.0
+        speed = R.calc_bullet_speed(power if power > 0 else 1.5)
+        radius, age, flight = R.BOT_BOUNDING_CIRCLE_RADIUS, self.turn - self.enemy.turn, 0.0
+        x = y = 0.0
         for _ in range(4):  # fixed-point iterations of the flight time converge fast for bullets 11-20 > 8
-            ahead = age + 1 + flight
-            x = min(max(e.x + vx * ahead, 18.0), self.width - 18.0)
-            y = min(max(e.y + vy * ahead, 18.0), self.height - 18.0)
+            x, y = self._enemy_at(age + 1 + flight)
+            x, y = R.clamp(x, radius, self.width - radius), R.clamp(y, radius, self.height - radius)
             flight = math.hypot(x - s.x, y - s.y) / speed
         return math.degrees(math.atan2(y - s.y, x - s.x))
 
@@ -363,6 +367,5 @@ class TankBrain:
         age = self.turn - e.turn
         if e.turn < 0 or not e.alive or age > LOCK_LOST_AFTER:
             return None
-        rad = math.radians(e.direction)
-        x, y = e.x + math.cos(rad) * e.speed * age, e.y + math.sin(rad) * e.speed * age
+        x, y = self._enemy_at(age)
         return math.degrees(math.atan2(y - s.y, x - s.x))

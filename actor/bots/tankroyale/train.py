@@ -131,9 +131,9 @@ class TrainingClock:
         self._save(self.before)
 
     def _save(self, total: float) -> None:
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"seconds": round(total, 1)}))
-        tmp.replace(self.path)
+        from protocol.checkpoint import write_atomic
+
+        write_atomic(self.path, json.dumps({"seconds": round(total, 1)}).encode())
 
 
 class TankTrainer:
