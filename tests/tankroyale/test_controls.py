@@ -35,6 +35,32 @@ def test_bearing_aim_holds_the_gun_on_a_still_target_at_the_offset_asked() -> No
         assert bearing_to_them(env)[1] == pytest.approx(offset, abs=0.5)
 
 
+def test_path_aim_points_every_action_at_a_still_target() -> None:
+    env = TankRoyaleEnv(opponent="SittingDuck", still=True, max_turns=200, aim="path")
+    env.reset(seed=3)
+    for aim in (0.0, 30.0, -30.0):
+        for _ in range(30):
+            env.step(np.array([0, 0, aim, 0], np.float32))
+        assert bearing_to_them(env)[1] == pytest.approx(0.0, abs=0.5)
+
+
+def test_path_aim_spans_the_enemy_now_to_where_a_bullet_meets_it() -> None:
+    env = TankRoyaleEnv(opponent="Walls", max_turns=400, aim="path")
+    env.reset(seed=1)  # Walls crossing our line of fire at full speed at turn 97
+    for _ in range(12):
+        env.step(np.array([0, 0, 0, 0], np.float32))
+    brain, me = env.brain, env.brain.me
+    assert abs(brain.enemy.speed) == 8.0
+    target = brain._target(me)
+    goals = {aim: brain._aim_goal(me, target, aim, 1.5) for aim in (-30.0, 0.0, 30.0)}
+    assert goals[-30.0] == pytest.approx(target, abs=1e-6)  # where the enemy is now
+    assert goals[30.0] == pytest.approx(brain._lead(me, 1.5), abs=1e-6)  # linear targeting's point
+    lead = (goals[30.0] - target + 180) % 360 - 180
+    assert abs(lead) > 5, "a bullet's flight leads a crossing target"
+    half = (goals[0.0] - target + 180) % 360 - 180
+    assert 0.3 * abs(lead) < abs(half) < 0.7 * abs(lead) and half * lead > 0
+
+
 def test_a_locked_radar_sees_the_enemy_every_turn_a_spinning_one_does_not() -> None:
     ages = {}
     for radar in ("lock", "spin"):

@@ -31,15 +31,14 @@ import numpy as np
 
 from actor.bots.tankroyale import rules as R
 
-# Ram damage in Tank Royale: 0.6 energy to each bot per collision (RAM_DAMAGE in the official rules).
-RAM_DAMAGE = 0.6
-
 # The bot API's dispatch order of one turn's events: critical ones first (a won round, our death, a
 # skipped turn), then by DefaultEventPriority (robocode_tank_royale.bot_api.default_event_priority).
 _ORDER = {"WonRoundEvent": 0, "SkippedTurnEvent": 1, "DeathEvent": 2, "BotDeathEvent": 3, "BulletHitBotEvent": 4,
           "HitByBulletEvent": 5, "BotHitWallEvent": 6, "BotHitBotEvent": 7, "ScannedBotEvent": 8}
 
-MAX_SPEED, MAX_TURN, MAX_GUN_TURN, MAX_RADAR_TURN, MAX_POWER, MIN_POWER = 8.0, 10.0, 20.0, 45.0, 3.0, 0.1
+MAX_SPEED, MAX_TURN, MAX_RADAR_TURN = R.MAX_FORWARD_SPEED, R.MAX_TURN_RATE, R.MAX_RADAR_TURN_RATE
+MAX_POWER, MIN_POWER = R.MAX_FIREPOWER, R.MIN_FIREPOWER
+_angle = R.normalize_relative_degrees  # degrees into [-180, 180)
 MAX_AIM = 30.0  # degrees either side of the bearing: the lead a shot at power 1.5 needs for a target crossing at 8
 ACT_LOW = np.array([-MAX_SPEED, -MAX_TURN, -MAX_AIM, 0.0], np.float32)
 ACT_HIGH = np.array([MAX_SPEED, MAX_TURN, MAX_AIM, MAX_POWER], np.float32)
@@ -78,7 +77,9 @@ class TankControls:
     aim: str = field(default="bearing", metadata={"help": "bearing: the gun action is an offset in degrees from the "
                                                           "enemy's bearing, turned toward every turn; lead: from "
                                                           "where a bullet of the chosen power meets the enemy if it "
-                                                          "keeps its speed and heading; rate: a gun turn rate that "
+                                                          "keeps its speed and heading; path: a point on that "
+                                                          "course, from where the enemy is now (-30) to where the "
+                                                          "bullet meets it (+30); rate: a gun turn rate that "
                                                           "rides on the body (the first form)"})
     radar: str = field(default="lock", metadata={"help": "lock: sweep across the last scan, so the enemy is seen "
                                                          "every turn; spin: full rate always (scans up to 8 turns old)"})
@@ -95,7 +96,7 @@ class TankControls:
     def __post_init__(self) -> None:
         from protocol.config import check
 
-        check(self.aim in ("bearing", "lead", "rate"), "aim", self.aim, "must be bearing, lead or rate")
+        check(self.aim in ("bearing", "lead", "path", "rate"), "aim", self.aim, "must be bearing, lead, path or rate")
         check(self.radar in ("lock", "spin"), "radar", self.radar, "must be lock or spin")
         check(self.move in ("bearing", "rate"), "move", self.move, "must be bearing or rate")
         check(self.speed in ("ahead", "target"), "speed", self.speed, "must be ahead or target")
@@ -112,11 +113,6 @@ class Orders:
     radar_turn_rate: float
     firepower: float  # 0 = hold fire
     independent: bool  # adjust gun for body turn, radar for gun and body turn
-
-
-def _angle(deg: float) -> float:
-    """Degrees normalised to [-180, 180)."""
-    return (deg + 180.0) % 360.0 - 180.0
 
 
 @dataclass
@@ -182,8 +178,8 @@ class TankBrain:
                 self._bullet_hit(e)
             elif kind == "BotHitBotEvent" and self.my_id in (e.get("botId"), e.get("victimId")):
                 self.hit_bot = rammed = True
-                self.damage_taken(RAM_DAMAGE)
-                self.damage_dealt(RAM_DAMAGE)
+                self.damage_taken(R.RAM_DAMAGE)
+                self.damage_dealt(R.RAM_DAMAGE)
             elif kind == "BotHitWallEvent" and e.get("victimId") == self.my_id:
                 self.hit_wall = True
             elif kind == "BotDeathEvent":
@@ -287,7 +283,7 @@ class TankBrain:
             2 * s.x / w - 1, 2 * s.y / h - 1, min(s.energy, 200.0) / 100 - 1,
             math.sin(rad(s.direction)), math.cos(rad(s.direction)), math.sin(rad(s.gun_direction)),
             math.cos(rad(s.gun_direction)), math.sin(rad(s.radar_direction)), math.cos(rad(s.radar_direction)),
-            s.speed / MAX_SPEED, min(s.gun_heat, 3.0) / 1.5 - 1, s.turn_rate / MAX_TURN, s.gun_turn_rate / MAX_GUN_TURN,
+            s.speed / MAX_SPEED, min(s.gun_heat, 3.0) / 1.5 - 1, s.turn_rate / MAX_TURN, s.gun_turn_rate / R.MAX_GUN_TURN_RATE,
             1.0 if s.gun_heat == 0 else -1.0,
             1.0 if seen else -1.0, 1.0 if e.alive else -1.0, math.sin(rel), math.cos(rel), math.sin(gun_rel),
             math.cos(gun_rel), 2 * min(math.hypot(dx, dy), diag) / diag - 1 if seen else 1.0,
@@ -318,9 +314,9 @@ class TankBrain:
         if s is None:  # nothing observed yet: the first form's orders
             return Orders(speed, turn, R.limit_gun_turn_rate(aim), MAX_RADAR_TURN, power, False)
         target = self._target(s)
-        if c.aim in ("bearing", "lead"):
-            base = self._lead(s, power) if c.aim == "lead" and target is not None else target
-            goal = (base if base is not None else s.gun_direction) + aim  # type: ignore[attr-defined]
+        if c.aim in ("bearing", "lead", "path"):
+            goal = self._aim_goal(s, target, aim, power)
+            goal = s.gun_direction if goal is None else goal  # type: ignore[attr-defined]
             gun = R.limit_gun_turn_rate(_angle(goal - s.gun_direction))  # type: ignore[attr-defined]
         else:
             gun = R.limit_gun_turn_rate(aim)
@@ -335,6 +331,16 @@ class TankBrain:
         independent = c.aim != "rate" or c.radar == "lock"
         return Orders(speed, turn, gun, radar, power, independent)
 
+    def _aim_goal(self, s, target: float | None, aim: float, power: float) -> float | None:  # noqa: ANN001
+        """The gun's goal direction for the aim action, or None while no enemy is tracked."""
+        if target is None:
+            return None
+        if self.controls.aim == "bearing":
+            return target + aim
+        if self.controls.aim == "lead":
+            return self._lead(s, power) + aim
+        return self._lead(s, power, (aim + MAX_AIM) / (2 * MAX_AIM))  # path: how far along the enemy's course
+
     def _aim_quality(self, bullet: dict) -> float:
         """1 for a shot along the bearing to where the enemy is now, falling to 0 at 10 degrees off."""
         target = self._target(self.me)
@@ -348,14 +354,15 @@ class TankBrain:
         rad = math.radians(e.direction)
         return e.x + math.cos(rad) * e.speed * turns, e.y + math.sin(rad) * e.speed * turns
 
-    def _lead(self, s, power: float) -> float:  # noqa: ANN001
+    def _lead(self, s, power: float, share: float = 1.0) -> float:  # noqa: ANN001
         """The direction to where a bullet of `power` (1.5 when holding fire) fired next turn meets the enemy,
-        if it keeps its heading and speed (stopped by the walls): linear targeting."""
+        if it keeps its heading and speed (stopped by the walls): linear targeting. With `share` < 1, to the
+        point that far along the enemy's course over the bullet's flight (0: where the enemy is now)."""
         speed = R.calc_bullet_speed(power if power > 0 else 1.5)
         radius, age, flight = R.BOT_BOUNDING_CIRCLE_RADIUS, self.turn - self.enemy.turn, 0.0
         x = y = 0.0
         for _ in range(4):  # fixed-point iterations of the flight time converge fast for bullets 11-20 > 8
-            x, y = self._enemy_at(age + 1 + flight)
+            x, y = self._enemy_at(age + share * (1 + flight))
             x, y = R.clamp(x, radius, self.width - radius), R.clamp(y, radius, self.height - radius)
             flight = math.hypot(x - s.x, y - s.y) / speed
         return math.degrees(math.atan2(y - s.y, x - s.x))
