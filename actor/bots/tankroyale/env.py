@@ -22,7 +22,7 @@ dicts for its own bot.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import gymnasium as gym
@@ -30,31 +30,10 @@ import numpy as np
 
 from actor.bots.tankroyale.brain import ACT_HIGH, ACT_LOW, OBS_DIM, Orders, TankBrain, TankControls, TankRewards
 from actor.bots.tankroyale.engine import Engine, Intent, Participant, Setup, Turn
-from actor.bots.tankroyale.opponents import OPPONENTS, act_on_turn, make
+from actor.bots.tankroyale.opponents import OPPONENTS, Me, act_on_turn, make
 
 ENV_ID = "TankRoyale-v0"
 ME, THEM = 1, 2
-
-
-@dataclass(frozen=True)
-class State:
-    """A `bot-state` map with the bot API's BotState attribute names, which the brain reads."""
-
-    x: float
-    y: float
-    energy: float
-    direction: float
-    gun_direction: float
-    radar_direction: float
-    speed: float
-    gun_heat: float
-    turn_rate: float
-    gun_turn_rate: float
-
-    @classmethod
-    def from_schema(cls, s: dict[str, Any]) -> State:
-        return cls(s["x"], s["y"], s["energy"], s["direction"], s["gunDirection"], s["radarDirection"], s["speed"],
-                   s["gunHeat"], s["turnRate"], s["gunTurnRate"])
 
 
 def parse_opponents(opponent: str) -> tuple[str, ...]:
@@ -127,7 +106,7 @@ class TankRoyaleEnv(gym.Env):
         self.brain.enemies_left = 1
         self.turn, self.steps = self.engine.new_round(), 0
         self.brain.apply(self.turn.events.get(ME, []))
-        self.obs = self.brain.observe(State.from_schema(self.turn.bot_states[ME]), self.turn.turn_number)
+        self.obs = self.brain.observe(Me.from_schema(self.turn.bot_states[ME]), self.turn.turn_number)
         self.brain.take_reward()  # as tank.py: the first turn closes no step, so its tally goes nowhere
         return self.obs.copy(), self._info()
 
@@ -145,7 +124,7 @@ class TankRoyaleEnv(gym.Env):
             self.brain.apply(self.turn.events.get(ME, []))
             state = self.turn.bot_states.get(ME)  # the contract keeps a bot that died this turn, at energy 0
             if state is not None:
-                self.obs = self.brain.observe(State.from_schema(state), self.turn.turn_number)
+                self.obs = self.brain.observe(Me.from_schema(state), self.turn.turn_number)
             terminated = self.brain.outcome is not None  # died or won, as tank.py ends its episode
             self.steps += 1
             truncated = not terminated and (self.turn.round_ended or self.steps >= self.max_turns)

@@ -26,17 +26,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from actor.bots.tankroyale import rules as R
 from actor.bots.tankroyale.engine import Intent, Turn
-
-MAX_SPEED, MAX_TURN, MAX_GUN_TURN, MAX_RADAR_TURN = 8.0, 10.0, 20.0, 45.0
-BOT_RADIUS = 18.0
-
+from actor.bots.tankroyale.rules import normalize_relative_degrees as normal
 
 # -- what a policy sees -----------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Me:
-    """The bot's own state at the start of its turn."""
+    """A bot's own state at the start of its turn, under the bot API's BotState attribute names: what a
+    scripted opponent decides on, and what our tank's brain observes in TankRoyale-v0 (env.py)."""
 
     x: float
     y: float
@@ -46,6 +45,14 @@ class Me:
     radar_direction: float
     speed: float
     gun_heat: float
+    turn_rate: float = 0.0
+    gun_turn_rate: float = 0.0
+
+    @classmethod
+    def from_schema(cls, s: dict[str, Any]) -> Me:
+        """From the engine's (and the wire protocol's) `bot-state` map."""
+        return cls(s["x"], s["y"], s["energy"], s["direction"], s["gunDirection"], s["radarDirection"], s["speed"],
+                   s["gunHeat"], s["turnRate"], s["gunTurnRate"])
 
 
 @dataclass(frozen=True)
@@ -88,8 +95,7 @@ class View:
 def view_from_schema(bot_id: int, state: dict[str, Any], events: Iterable[dict[str, Any]], turn: int,
                      arena: tuple[float, float]) -> View:
     """The view from the engine's (and the wire protocol's) `bot-state` and event maps."""
-    me = Me(state["x"], state["y"], state["energy"], state["direction"], state["gunDirection"],
-            state["radarDirection"], state["speed"], state["gunHeat"])
+    me = Me.from_schema(state)
     scans, bumps, hit_wall, hit = [], [], False, False
     for e in events:
         kind = e.get("type")
@@ -110,7 +116,7 @@ def view_from_api(state: Any, events: Iterable[Any], turn: int, arena: tuple[flo
     from robocode_tank_royale.bot_api.events import HitBotEvent, HitByBulletEvent, HitWallEvent, ScannedBotEvent
 
     me = Me(state.x, state.y, state.energy, state.direction, state.gun_direction, state.radar_direction,
-            state.speed, state.gun_heat)
+            state.speed, state.gun_heat, state.turn_rate, state.gun_turn_rate)
     scans, bumps, hit_wall, hit = [], [], False, False
     for e in events:
         if isinstance(e, ScannedBotEvent):
@@ -126,30 +132,16 @@ def view_from_api(state: Any, events: Iterable[Any], turn: int, arena: tuple[flo
 
 # -- geometry and multi-turn moves ----------------------------------------------------------------
 
-def normal(deg: float) -> float:
-    """Degrees in [-180, 180)."""
-    return (deg + 180.0) % 360.0 - 180.0
-
-
-def clamp(value: float, limit: float) -> float:
-    return max(-limit, min(limit, value))
-
-
 def direction_to(me: Me, x: float, y: float) -> float:
-    return math.degrees(math.atan2(y - me.y, x - me.x)) % 360.0
+    return R.direction_to(me.x, me.y, x, y)
 
 
 def distance_to(me: Me, x: float, y: float) -> float:
     return math.hypot(x - me.x, y - me.y)
 
 
-def max_turn(speed: float) -> float:
-    """The game's body turn limit: slower when driving fast."""
-    return MAX_TURN - 0.75 * min(abs(speed), MAX_SPEED)
-
-
-def arrival_speed(distance: float, top: float = MAX_SPEED) -> float:
-    """The speed that still stops within `distance` braking at 2 units/turn (v(v+2)/4 <= d), signed."""
+def arrival_speed(distance: float, top: float = R.MAX_FORWARD_SPEED) -> float:
+    """The speed that still stops within `distance` braking at the game's 2 units/turn (v(v+2)/4 <= d), signed."""
     d = abs(distance)
     v = min(top, d, -1.0 + math.sqrt(1.0 + 4.0 * d))
     return math.copysign(v, distance)
@@ -214,7 +206,7 @@ class SpinBot(Policy):
 
     def act(self, view: View) -> Intent:
         me, i = view.me, _still()
-        i.target_speed, i.turn_rate = 5.0, -MAX_TURN
+        i.target_speed, i.turn_rate = 5.0, -R.MAX_TURN_RATE
         ahead = any(abs(normal(direction_to(me, b.x, b.y) - me.direction)) < 10 for b in view.bumps)
         if (view.scans or ahead) and me.gun_heat == 0:
             i.firepower = 3.0
@@ -251,7 +243,7 @@ class Walls(Policy):
         if view.hit_wall:  # a wall ends a drive, as it does a blocking forward()
             self.move = None
         if self.phase in ("corner", "run"):  # the gun stays 90 degrees left of the body, pointing inward
-            i.gun_turn_rate = clamp(normal(me.direction + 90.0 - me.gun_direction), MAX_GUN_TURN)
+            i.gun_turn_rate = R.limit_gun_turn_rate(normal(me.direction + 90.0 - me.gun_direction))
         if self.dodge is not None:
             left = self.dodge.left(me)
             if abs(left) > 0.5 and not view.hit_wall:
@@ -266,20 +258,20 @@ class Walls(Policy):
         assert heading is not None  # act() squares it up before any phase
         if self.phase in ("align", "corner"):
             off = normal(heading - me.direction)
-            i.turn_rate = clamp(off, max_turn(me.speed))
+            i.turn_rate = R.limit_turn_rate(off, me.speed)
             if abs(off) < 0.5 and abs(me.speed) < 0.5:
                 self.phase, self.move = ("to_wall" if self.phase == "align" else "run"), Move(me.x, me.y, reach)
                 self.peek = self.phase == "run"
         elif self.phase == "gun":
             off = normal(heading + 90.0 - me.gun_direction)
-            i.gun_turn_rate = clamp(off, MAX_GUN_TURN)
+            i.gun_turn_rate = R.limit_gun_turn_rate(off)
             if abs(off) < 0.5:
                 self.phase, self.heading = "corner", (heading + 90.0) % 360.0
         if self.phase in ("to_wall", "run"):
             left = self.move.left(me) if self.move is not None else 0.0
             if left > 0.5:
                 i.target_speed = arrival_speed(left)
-                i.turn_rate = clamp(normal(heading - me.direction), max_turn(me.speed))
+                i.turn_rate = R.limit_turn_rate(normal(heading - me.direction), me.speed)
             elif abs(me.speed) < 0.5:
                 if self.phase == "to_wall":
                     self.phase = "gun"
@@ -317,7 +309,7 @@ class RamFire(Policy):
         if self.heading is not None:
             off = normal(self.heading - me.direction)
             if abs(off) > 0.5:  # the sample turns first (blocking), then drives
-                i.turn_rate = clamp(off, max_turn(me.speed))
+                i.turn_rate = R.limit_turn_rate(off, me.speed)
                 return i
             self.heading = None
         left = self.move.left(me) if self.move is not None else 0.0
@@ -340,7 +332,7 @@ _SPARING = ((16, 3.0), (10, 2.0), (4, 1.0), (2, 0.5), (0.4, 0.1))  # (the bot's 
 def _lock_radar(me: Me, bearing: float) -> float:
     """Radar turn that sweeps past `bearing` (twice the offset), so the next turn scans the bot again."""
     off = normal(bearing - me.radar_direction)
-    return clamp(2.0 * off if abs(off) > 1e-6 else MAX_RADAR_TURN, MAX_RADAR_TURN)
+    return R.limit_radar_turn_rate(2.0 * off if abs(off) > 1e-6 else R.MAX_RADAR_TURN_RATE)
 
 
 class Tracker(Policy):
@@ -364,15 +356,15 @@ class Tracker(Policy):
             s = view.scans[0]
         if s is None:
             self.lost += 1
-            i.radar_turn_rate = MAX_RADAR_TURN if self.lost <= 2 or self.lost > 6 else -MAX_RADAR_TURN
+            i.radar_turn_rate = R.MAX_RADAR_TURN_RATE if self.lost <= 2 or self.lost > 6 else -R.MAX_RADAR_TURN_RATE
             if self.last is not None:
-                i.gun_turn_rate = clamp(normal(direction_to(me, *self.last) - me.gun_direction), MAX_GUN_TURN)
+                i.gun_turn_rate = R.limit_gun_turn_rate(normal(direction_to(me, *self.last) - me.gun_direction))
             return i
         self.target, self.lost, self.last = s.bot_id, 0, (s.x, s.y)
         bearing, dist = direction_to(me, s.x, s.y), distance_to(me, s.x, s.y)
         gun_off = normal(bearing - me.gun_direction)
-        i.gun_turn_rate, i.radar_turn_rate = clamp(gun_off, MAX_GUN_TURN), _lock_radar(me, bearing)
-        i.turn_rate = clamp(normal(bearing - me.direction), max_turn(me.speed))
+        i.gun_turn_rate, i.radar_turn_rate = R.limit_gun_turn_rate(gun_off), _lock_radar(me, bearing)
+        i.turn_rate = R.limit_turn_rate(normal(bearing - me.direction), me.speed)
         if dist > 150:
             i.target_speed = arrival_speed(dist - 140.0) if abs(normal(bearing - me.direction)) < 30 else 0.0
         elif dist < 100:
@@ -391,12 +383,12 @@ class TrackFire(Policy):
     def act(self, view: View) -> Intent:
         me, i = view.me, _independent()
         if not view.scans:
-            i.gun_turn_rate = i.radar_turn_rate = -MAX_TURN
+            i.gun_turn_rate = i.radar_turn_rate = -10.0  # the sample's turnGunRight(10)
             return i
         s = view.scans[0]
         bearing = direction_to(me, s.x, s.y)
         off = normal(bearing - me.gun_direction)
-        i.gun_turn_rate, i.radar_turn_rate = clamp(off, MAX_GUN_TURN), _lock_radar(me, bearing)
+        i.gun_turn_rate, i.radar_turn_rate = R.limit_gun_turn_rate(off), _lock_radar(me, bearing)
         power = min(3.0 - abs(off), me.energy - 0.1)
         if abs(off) <= 3.0 and me.gun_heat == 0 and power >= 0.1:
             i.firepower = power
@@ -417,15 +409,15 @@ class HeadOnBot(Policy):
 
     def act(self, view: View) -> Intent:
         me, i = view.me, _independent()
-        i.radar_turn_rate = MAX_RADAR_TURN
+        i.radar_turn_rate = R.MAX_RADAR_TURN_RATE
         if view.scans:
             self.last = (view.scans[0].x, view.scans[0].y)
         if self.last is None:
             return i
         bearing, dist = direction_to(me, *self.last), distance_to(me, *self.last)
         off = normal(bearing - me.gun_direction)
-        i.gun_turn_rate = clamp(off, MAX_GUN_TURN)
-        if me.gun_heat == 0 and abs(off) <= math.degrees(math.atan2(BOT_RADIUS, max(dist, 1.0))):
+        i.gun_turn_rate = R.limit_gun_turn_rate(off)
+        if me.gun_heat == 0 and abs(off) <= math.degrees(math.atan2(R.BOT_BOUNDING_CIRCLE_RADIUS, max(dist, 1.0))):
             i.firepower = 3.0 if dist < 200 else 2.0 if dist < 400 else 1.0
         return i
 
@@ -445,11 +437,12 @@ class RandomBot(Policy):
         if self.hold <= 0:
             r = self.rng
             self.hold = int(r.integers(5, 31))
-            self.orders = (float(r.uniform(-MAX_SPEED, MAX_SPEED)), float(r.uniform(-MAX_TURN, MAX_TURN)),
-                           float(r.uniform(-MAX_GUN_TURN, MAX_GUN_TURN)))
+            self.orders = (float(r.uniform(-R.MAX_FORWARD_SPEED, R.MAX_FORWARD_SPEED)),
+                           float(r.uniform(-R.MAX_TURN_RATE, R.MAX_TURN_RATE)),
+                           float(r.uniform(-R.MAX_GUN_TURN_RATE, R.MAX_GUN_TURN_RATE)))
         self.hold -= 1
         i.target_speed, i.turn_rate, i.gun_turn_rate = self.orders
-        i.radar_turn_rate = MAX_RADAR_TURN
+        i.radar_turn_rate = R.MAX_RADAR_TURN_RATE
         shoot = self.rng.random() < 0.1
         if shoot and view.me.gun_heat == 0:
             i.firepower = float(self.rng.uniform(0.1, 3.0))
