@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
-from learner.replay import MIN_CHUNKS_HELD, OPPONENT_POLICIES, min_capacity
+from learner.replay import MIN_CHUNKS_HELD, OPPONENT_POLICIES, ChunkShape, min_capacity
 from protocol.config import check
 
 TORSOS = ("separate", "shared")  # the SAC torso layouts; here, not in learner.sac, so config needs no torch
@@ -103,7 +104,6 @@ class LearnerConfig:
         check(self.recall_weight >= 0 and math.isfinite(self.recall_weight), "recall_weight", self.recall_weight,
               "must be 0 (off) or a finite weight above 0")
         check(self.memory_horizon >= 0, "memory_horizon", self.memory_horizon, "must be 0 (off) or a number of steps")
-        self._fit_chunks_to_memory()
         check(self.hidden >= 1, "hidden", self.hidden, "must be at least 1")
         check(self.fc >= 1, "fc", self.fc, "must be at least 1")
         check(self.torso in TORSOS, "torso", self.torso, f"must be one of {', '.join(TORSOS)}")
@@ -112,14 +112,15 @@ class LearnerConfig:
         check(self.seq_len >= 1, "seq_len", self.seq_len, "must be at least 1")
         check(0 <= self.overlap < self.seq_len, "overlap", self.overlap,
               f"must be in 0..seq_len-1 ({self.seq_len - 1}): a chunk of context only would never train")
-        check(0 <= self.burn_in <= self.overlap, "burn_in", self.burn_in,
-              f"must be in 0..overlap ({self.overlap}): burn-in beyond the shared context would skip steps for good")
+        chunks = self.chunks
+        check(0 <= self.burn_in <= chunks.overlap, "burn_in", self.burn_in,
+              f"must be in 0..overlap ({chunks.overlap}): burn-in beyond the shared context would skip steps for good")
         check(self.batch_size >= 1, "batch_size", self.batch_size, "must be at least 1")
         check(self.utd_ratio > 0, "utd_ratio", self.utd_ratio, "must be above 0, or the learner never trains")
         check(self.learning_starts >= self.batch_size, "learning_starts", self.learning_starts,
               f"must be at least batch_size ({self.batch_size})")
-        check(self.capacity >= min_capacity(self.seq_len), "capacity", self.capacity,
-              f"must hold at least {MIN_CHUNKS_HELD} chunks ({min_capacity(self.seq_len)})")
+        check(self.capacity >= min_capacity(chunks.seq_len), "capacity", self.capacity,
+              f"must hold at least {MIN_CHUNKS_HELD} chunks ({min_capacity(chunks.seq_len)})")
         check(self.capacity >= self.learning_starts, "capacity", self.capacity,
               f"must be at least learning_starts ({self.learning_starts}), or training never starts")
         check(self.opponent_policy in OPPONENT_POLICIES, "opponent_policy", self.opponent_policy,
@@ -156,18 +157,19 @@ class LearnerConfig:
                   "act_low and act_high need act_dim entries each")
             check(all(lo < hi for lo, hi in zip(low, high)), "act_low", low, "each bound must be below act_high's")
 
-    def _fit_chunks_to_memory(self) -> None:
-        """memory_horizon N: overlap becomes at least burn_in + N, and seq_len grows by as much, so a chunk still
-        trains seq_len - overlap steps, each with N steps of gradient-carrying history before it. Only ever raised:
-        chunks set longer than that are kept. And stored state: without it a chunk starts from zero, while a bot
-        acts from the state its whole episode built, and as the gates learn long memories the two drift apart
-        (measured on DelayedRecall k = 16: the same policy scored 0.95 re-unrolled over chunk-long windows and
-        0.48 acting as a bot)."""
-        if self.memory_horizon < 2:
-            return
-        object.__setattr__(self, "use_stored_state", True)
-        if self.overlap - self.burn_in >= self.memory_horizon:
-            return
-        grow = self.burn_in + self.memory_horizon - self.overlap
-        object.__setattr__(self, "overlap", self.overlap + grow)
-        object.__setattr__(self, "seq_len", self.seq_len + grow)
+    @cached_property
+    def chunks(self) -> ChunkShape:
+        """The chunks the learner trains on: seq_len and overlap as set, and with memory_horizon N >= 2 at least
+        burn_in + N steps of context (seq_len grown by as much, so a chunk still trains its stride), so every
+        trained step has N steps of gradient-carrying history in its chunk. Only ever grown: chunks set longer
+        are kept. Worked out once, here; the replay, the update and the actors' state_every read it."""
+        shape = ChunkShape(self.seq_len, self.overlap)
+        return shape.with_context(self.burn_in + self.memory_horizon) if self.memory_horizon >= 2 else shape
+
+    @property
+    def stored_state(self) -> bool:
+        """Whether chunks start from the actor's stored state: use_stored_state, or memory_horizon N >= 2, which
+        turns it on. Without it a chunk starts from zero, while a bot acts from the state its whole episode
+        built, and as the gates learn long memories the two drift apart (measured on DelayedRecall k = 16: the
+        same policy scored 0.95 re-unrolled over chunk-long windows and 0.48 acting as a bot)."""
+        return self.use_stored_state or self.memory_horizon >= 2

@@ -60,11 +60,8 @@ def waiting_limits(cfg: LearnerConfig) -> Limits:
 
 
 def sac_config(cfg: LearnerConfig) -> SACConfig:
-    """The update's settings out of the learner's: the one place they are mapped (the memory benchmark uses it too)."""
-    return SACConfig(cfg.gamma, cfg.tau, cfg.actor_lr, cfg.critic_lr, cfg.alpha_lr, cfg.init_alpha, cfg.burn_in,
-                     cfg.grad_clip, cfg.amp, cfg.use_stored_state, cfg.torso, cfg.target_torso,
-                     memory_horizon=cfg.memory_horizon, recall_weight=cfg.recall_weight,
-                     target_entropy=cfg.target_entropy, action_prior=cfg.action_prior)
+    """The update's settings out of the learner's (SACConfig.of, by name; the memory benchmark uses it too)."""
+    return SACConfig.of(cfg)
 
 
 def build_model(cfg: LearnerConfig, obs_dim: int, act_dim: int, low: np.ndarray, high: np.ndarray) -> Model:
@@ -73,14 +70,15 @@ def build_model(cfg: LearnerConfig, obs_dim: int, act_dim: int, low: np.ndarray,
                 act_low=tuple(float(x) for x in low), act_high=tuple(float(x) for x in high))
     sac = SAC(arch, sac_config(cfg), cfg.device)
     # Stored actor states cost 2 x hidden floats per chunk slot: kept only when training starts from them.
-    replay = SequenceReplay(cfg.capacity, cfg.seq_len, cfg.overlap, obs_dim, act_dim,
-                            state_dim=cfg.hidden if cfg.use_stored_state else 0,
+    replay = SequenceReplay(cfg.capacity, cfg.chunks.seq_len, cfg.chunks.overlap, obs_dim, act_dim,
+                            state_dim=cfg.hidden if cfg.stored_state else 0,
                             opponent_policy=cfg.opponent_policy, seed=cfg.seed)
     low, high = low.astype(np.float32), high.astype(np.float32)
     limits = Limits(max_message_bytes=cfg.max_message_bytes, obs_dim=obs_dim, act_dim=act_dim,
                     state_dim=cfg.hidden, act_low=arch.act_low, act_high=arch.act_high)
-    log.info("model: obs_dim %d, act_dim %d, hidden %d; replay %d transitions, %d chunk slots of %d steps, %.1f MiB",
-             obs_dim, act_dim, cfg.hidden, replay.capacity, replay.slots, cfg.seq_len, replay.nbytes / 2**20)
+    log.info("model: obs_dim %d, act_dim %d, hidden %d; replay %d transitions, %d chunk slots of %d steps (%d of "
+             "context), %.1f MiB", obs_dim, act_dim, cfg.hidden, replay.capacity, replay.slots, replay.seq_len,
+             replay.overlap, replay.nbytes / 2**20)
     return Model(sac, replay, low, high, ActionScale(low, high), limits)
 
 

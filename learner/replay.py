@@ -60,6 +60,35 @@ def min_capacity(seq_len: int) -> int:
     return MIN_CHUNKS_HELD * seq_len
 
 
+@dataclass(frozen=True)
+class ChunkShape:
+    """How an episode is cut into chunks: `seq_len` steps each, the first `overlap` of them shared with the
+    chunk before as context. The one home of the chunks' geometry: the replay cuts by it, the learner's
+    config fits it to a memory horizon, and actors asked for state begin a batch on its stride."""
+
+    seq_len: int
+    overlap: int
+
+    def __post_init__(self) -> None:
+        if self.seq_len < 1:
+            raise ValueError(f"seq_len must be at least 1, got {self.seq_len}")
+        if not 0 <= self.overlap < self.seq_len:
+            raise ValueError(f"overlap must be in 0..seq_len-1 ({self.seq_len - 1}), got {self.overlap}: "
+                             "a chunk made only of context would never be trained on")
+
+    @property
+    def stride(self) -> int:
+        """Steps from one chunk's start to the next within an episode: the steps each chunk trains (the rest
+        is context), and the protocol's `state_every`."""
+        return self.seq_len - self.overlap
+
+    def with_context(self, steps: int) -> ChunkShape:
+        """This shape with at least `steps` steps of context: overlap raised to `steps` and seq_len by as much,
+        so the stride (the steps each chunk trains) stays; a longer overlap is kept as it is."""
+        grow = max(0, steps - self.overlap)
+        return ChunkShape(self.seq_len + grow, self.overlap + grow)
+
+
 class StepBatch(NamedTuple):
     """Consecutive steps of one episode of one stream, as one experience batch brought them; its last
     step may end the episode. A named tuple rather than a frozen dataclass: one is built for every
@@ -179,26 +208,22 @@ class SequenceReplay:
 
     def __init__(self, capacity: int, seq_len: int, overlap: int, obs_dim: int, act_dim: int,
                  state_dim: int = 0, opponent_policy: str = "keep", seed: int = 0) -> None:
-        if seq_len < 1:
-            raise ValueError(f"seq_len must be at least 1, got {seq_len}")
-        if not 0 <= overlap < seq_len:
-            raise ValueError(f"overlap must be in 0..seq_len-1 ({seq_len - 1}), got {overlap}: "
-                             "a chunk made only of context would never be trained on")
+        self.shape = ChunkShape(seq_len, overlap)
         if capacity < min_capacity(seq_len):
             raise ValueError(f"capacity ({capacity} transitions) must hold at least {MIN_CHUNKS_HELD} chunks "
                              f"({min_capacity(seq_len)})")
         if opponent_policy not in OPPONENT_POLICIES:
             raise ValueError(f"opponent_policy must be one of {OPPONENT_POLICIES}, got {opponent_policy!r}")
-        self.seq_len, self.overlap, self.policy = seq_len, overlap, opponent_policy
+        self.seq_len, self.overlap, self.stride, self.policy = seq_len, overlap, self.shape.stride, opponent_policy
         self.obs_dim, self.act_dim, self.state_dim = obs_dim, act_dim, state_dim
         N, L = capacity, seq_len
         self._n = N
         # Most steps one add writes at once (bigger batches are split): a quarter of the ring at most,
         # and the protocol's default max_steps, which also bounds each stream's history buffer.
         self._piece = max(1, min(N // 4, DEFAULT_LIMITS.max_steps))
-        # Chunks per step is 1/(seq_len - overlap) plus one per episode end: twice the first term
-        # holds everything while episodes are at least that long; shorter ones reuse slots sooner.
-        C = self.slots = min(N, 2 * math.ceil(N / (L - overlap)) + 1)
+        # Chunks per step is 1/stride plus one per episode end: twice the first term holds everything
+        # while episodes are at least that long; shorter ones reuse slots sooner.
+        C = self.slots = min(N, 2 * math.ceil(N / self.stride) + 1)
         self.s_obs = np.zeros((N, obs_dim), np.float32)
         self.s_action = np.zeros((N, act_dim), np.float32)
         self.s_reward = np.zeros(N, np.float32)
@@ -321,7 +346,7 @@ class SequenceReplay:
         chunk.h, chunk.start, chunk.context, chunk.first = 1, 1, 0, True
         stream.ended = False
         stream.states.clear()  # what the last segment left, if its open chunk was not committed
-        off = batch.t0 % (self.seq_len - self.overlap)
+        off = batch.t0 % self.stride
         chunk.cut = self.seq_len - off if off else 0
         mid_episode = batch.t0 > 0
         seg.prev_given = batch.prev_action is not None and mid_episode
@@ -334,7 +359,7 @@ class SequenceReplay:
 
         Chunk j starts `stride * j` steps after the open one, so the chunks' step numbers are
         one strided slice of the stream's windows."""
-        L, o, stride = self.seq_len, self.overlap, self.seq_len - self.overlap
+        L, o, stride = self.seq_len, self.overlap, self.stride
         chunk, table = stream.open, self._chunks
         if chunk.cut:
             if chunk.h - chunk.start < chunk.cut + ended:

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import NamedTuple, cast
+from dataclasses import dataclass, fields
+from typing import Any, NamedTuple, cast
 
 import torch
 from torch import nn
 
-from learner.config import TORSOS
+from learner.config import TORSOS, LearnerConfig
 from learner.networks import Actor, Arch, Critic, State, init_memory
 
 
@@ -56,26 +56,40 @@ class Losses(NamedTuple):
     recall: torch.Tensor | None  # RecallHead's loss, unweighted; None without a memory horizon
 
 
+def _learner(name: str) -> Any:
+    """LearnerConfig's default for the setting `name`: every update setting is one of the learner's, declared
+    (with its default and its help) there once; a name that is not one fails here, at import."""
+    return LearnerConfig.__dataclass_fields__[name].default
+
+
 @dataclass(frozen=True)
 class SACConfig:
-    """Hyper-parameters of the update."""
+    """The update's settings: LearnerConfig's of the same names (`of`), with its defaults."""
 
-    gamma: float = 0.99
-    tau: float = 0.005
-    actor_lr: float = 3e-4
-    critic_lr: float = 1e-3
-    alpha_lr: float = 3e-4
-    init_alpha: float = 1.0
-    burn_in: int = 0
-    grad_clip: float = 0.0
-    amp: bool = False
-    use_stored_state: bool = False
-    torso: str = "shared"
-    target_torso: bool = True
-    memory_horizon: int = 0  # > 1: chrono-initialise every LSTM's gates for memories this many steps long
-    recall_weight: float = 0.0  # > 0 with memory_horizon > 1: the recall loss (see RecallHead), this weighted
-    target_entropy: float = -1.0  # per action dimension: the temperature steers the policy's entropy to this x dim(A)
-    action_prior: float = 0.0  # > 0: weight of a penalty on the policy's pre-squash mean^2 (a prior at mid-range)
+    gamma: float = _learner("gamma")
+    tau: float = _learner("tau")
+    actor_lr: float = _learner("actor_lr")
+    critic_lr: float = _learner("critic_lr")
+    alpha_lr: float = _learner("alpha_lr")
+    init_alpha: float = _learner("init_alpha")
+    burn_in: int = _learner("burn_in")
+    grad_clip: float = _learner("grad_clip")
+    amp: bool = _learner("amp")
+    use_stored_state: bool = _learner("use_stored_state")
+    torso: str = _learner("torso")
+    target_torso: bool = _learner("target_torso")
+    memory_horizon: int = _learner("memory_horizon")  # > 1: chrono-initialise every LSTM's gates for it
+    recall_weight: float = _learner("recall_weight")  # > 0 with memory_horizon > 1: the recall loss (RecallHead)
+    target_entropy: float = _learner("target_entropy")  # per action dimension, x dim(A)
+    action_prior: float = _learner("action_prior")  # > 0: a penalty on the pre-squash mean^2 (a prior at mid-range)
+
+    @staticmethod
+    def of(cfg: LearnerConfig) -> SACConfig:
+        """The update's settings out of the learner's, by name; stored state as the learner trains it (memory_horizon
+        turns it on: LearnerConfig.stored_state)."""
+        values = {f.name: getattr(cfg, f.name) for f in fields(SACConfig)}
+        values["use_stored_state"] = cfg.stored_state
+        return SACConfig(**values)
 
     def __post_init__(self) -> None:
         if self.torso not in TORSOS:

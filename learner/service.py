@@ -74,7 +74,7 @@ class Learner:
         self.debt = 0.0
         self.untrained_steps = 0.0  # received past max_debt: in replay, never owed training
         self._untrained_logged = 0.0
-        self._state_checked = not cfg.use_stored_state  # see _check_stored_state
+        self._state_checked = not cfg.stored_state  # see _check_stored_state
         self.passes = 0
         self.stop_hooks: list[Callable[[], None]] = []
         self._stopping = False
@@ -282,7 +282,7 @@ class Learner:
             log.warning("use_stored_state is on, but %.0f%% of the chunks start from a stored state (health: "
                         "replay.with_state): actors send it with send_state = true, and a chunk gets one where a batch "
                         "began, so flush_steps should divide seq_len - overlap (%d)", 100 * replay.with_state,
-                        self.cfg.seq_len - self.cfg.overlap)
+                        replay.stride)
 
     def _batch(self, model: Model) -> Batch:
         s = model.replay.sample(self.cfg.batch_size, model.scale)
@@ -304,7 +304,7 @@ class Learner:
         params = actor_to_blob(self.sac.actor)
         self._blob = encode(Weights("learner", self._next_seq(), self.version, blob_rev(params),
                                     self.sac.arch.to_wire(), params, self.grad_steps,
-                                    self.cfg.seq_len - self.cfg.overlap if self.cfg.use_stored_state else None))
+                                    self.cfg.chunks.stride if self.cfg.stored_state else None))
         self._publish_weights()
 
     def _publish_weights(self) -> None:

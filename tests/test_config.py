@@ -96,6 +96,18 @@ def test_every_update_setting_reaches_the_update_from_the_learner_config() -> No
     assert {name: getattr(mapped, name) for name in changed} == changed
 
 
+def test_the_update_has_the_learners_defaults() -> None:
+    """One default per setting: SACConfig built without arguments is the learner's default update (a default
+    re-declared in SACConfig, e.g. recall_weight 0 against the learner's 10, fails here)."""
+    from dataclasses import fields
+
+    from learner.sac import SACConfig
+
+    update, learner = SACConfig(), LearnerConfig()
+    assert {f.name: getattr(update, f.name) for f in fields(SACConfig)} == {
+        f.name: getattr(learner, f.name) for f in fields(SACConfig)}
+
+
 @pytest.mark.parametrize("path", sorted(Path(__file__).resolve().parents[1].glob("deploy/*.toml")), ids=lambda p: p.name)
 def test_every_shipped_config_builds(path: Path) -> None:
     """The TOML files under deploy/ are what users start from: each table must build (a misspelt key or a value

@@ -18,9 +18,12 @@ ARCH = Arch(1, 1, hidden=8, fc=8, act_low=(-1.0,), act_high=(1.0,))
 ])
 def test_every_trained_step_gets_the_horizon_of_history_with_gradients(given: dict, seq_len: int, overlap: int) -> None:
     cfg = LearnerConfig(**given)
-    assert (cfg.seq_len, cfg.overlap) == (seq_len, overlap)
-    assert cfg.overlap - cfg.burn_in >= cfg.memory_horizon
-    assert cfg.use_stored_state == (cfg.memory_horizon >= 2)  # chunks start where the bot's state really was
+    assert (cfg.chunks.seq_len, cfg.chunks.overlap) == (seq_len, overlap)
+    assert cfg.chunks.overlap - cfg.burn_in >= cfg.memory_horizon
+    assert cfg.chunks.stride == cfg.seq_len - cfg.overlap  # as many trained steps per chunk as set
+    assert cfg.stored_state == (cfg.memory_horizon >= 2)  # chunks start where the bot's state really was
+    assert (cfg.seq_len, cfg.overlap, cfg.use_stored_state) == (given.get("seq_len", 32), given.get("overlap", 16),
+                                                               False)  # the config says what was set
 
 
 def test_a_bad_horizon_fails_at_start_naming_the_key() -> None:

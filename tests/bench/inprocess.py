@@ -162,8 +162,8 @@ def train(env_id: str, kwargs: dict[str, Any], steps: int, run: Run, seed: int =
     cfg = run.cfg
     sac = sac or make_sac(env_id, kwargs, run)
     obs_dim, act_dim = sac.arch.obs_dim, sac.arch.act_dim
-    replay = SequenceReplay(cfg.capacity, cfg.seq_len, cfg.overlap, obs_dim, act_dim,
-                            state_dim=cfg.hidden if cfg.use_stored_state else 0, seed=seed)
+    replay = SequenceReplay(cfg.capacity, cfg.chunks.seq_len, cfg.chunks.overlap, obs_dim, act_dim,
+                            state_dim=cfg.hidden if cfg.stored_state else 0, seed=seed)
     bots = Bots(env_id, kwargs, run.bots, seed, cfg.hidden, run.rho)
     pending: list[list[tuple]] = [[] for _ in range(run.bots)]
     start_state: list[tuple] = [(bots.h[0, i].clone().numpy(), bots.c[0, i].clone().numpy(), 0.0,
