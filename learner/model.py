@@ -23,7 +23,7 @@ from learner.networks import Arch
 from learner.persistence import Persistence
 from learner.replay import SequenceReplay
 from learner.sac import SAC, SACConfig
-from learner.state import restore
+from learner.state import Carried, restore
 from protocol import Limits
 from protocol.checkpoint import CheckpointError
 from protocol.scaling import ActionScale
@@ -41,16 +41,6 @@ class Model:
     high: np.ndarray
     scale: ActionScale
     limits: Limits
-
-
-@dataclass(frozen=True)
-class Carried:
-    """The books a resumed run carries on from its checkpoint."""
-
-    version: int
-    grad_steps: int
-    env_steps: int
-    episodes: int
 
 
 def waiting_limits(cfg: LearnerConfig) -> Limits:
@@ -109,7 +99,6 @@ def resume_model(cfg: LearnerConfig, files: Persistence, path: Path, meta: dict[
     except CheckpointError as exc:
         log.warning("checkpoint: %s does not fit (%s); starting fresh", path, exc)
         return build_model(cfg, arch.obs_dim, arch.act_dim, model.low, model.high), None
-    carried = Carried(int(meta["version"]), int(meta["grad_steps"]), int(meta.get("env_steps", 0)),
-                      int(meta.get("episodes", 0)))
+    carried = Carried.from_meta(meta)
     files.load_replay(model.replay)
     return model, carried

@@ -11,15 +11,16 @@ from __future__ import annotations
 import logging
 import os
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from learner.config import LearnerConfig
-from learner.networks import Arch
 from learner.replay import SequenceReplay
 from learner.saver import Saver
+from learner.state import fits
 from protocol.checkpoint import CheckpointError, decode_checkpoint, encode_checkpoint, load_newest, write_atomic
 
 log = logging.getLogger("saclstm.learner")
@@ -39,23 +40,10 @@ class Persistence:
     # -- start ----------------------------------------------------------------------------
 
     def newest(self) -> tuple[Path, dict[str, Any], dict[str, np.ndarray]] | None:
-        """The newest checkpoint whose architecture fits this config (one log line either way)."""
+        """The newest checkpoint whose model fits this config (learner/state.fits; one log line either way)."""
         cfg = self.cfg
-
-        def fits(meta: dict[str, Any], tensors: dict[str, np.ndarray]) -> None:
-            try:
-                arch = Arch.from_wire(meta["arch"])
-            except (KeyError, ValueError, TypeError) as exc:
-                raise CheckpointError(f"architecture unreadable: {exc}") from None
-            want: dict[str, Any] = {"hidden": cfg.hidden, "fc": cfg.fc, "prev_action": cfg.prev_action, "prev_reward": cfg.prev_reward,
-                    "obs_dim": cfg.obs_dim or arch.obs_dim, "act_dim": cfg.act_dim or arch.act_dim}
-            got: dict[str, Any] = {k: getattr(arch, k) for k in want}
-            want["torso"], got["torso"] = cfg.torso, meta.get("config", {}).get("torso", "separate")
-            if got != want:
-                raise CheckpointError(f"architecture {got} does not match this config {want}")
-
         # Behind a gate the live file is the promoted (older) model: resume from the newest save instead.
-        return load_newest(self.dir, None if cfg.promotion_gate else self.live, fits)
+        return load_newest(self.dir, None if cfg.promotion_gate else self.live, partial(fits, cfg))
 
     def load_replay(self, replay: SequenceReplay) -> None:
         path = self.dir / "replay.sacl"

@@ -40,7 +40,6 @@ log = logging.getLogger("saclstm.checkpoint")
 FORMAT_VERSION = 1
 META_ORDER = ("v", "game", "episodes", "rev", "updatedAt")
 _NAME = re.compile(r"^ckpt-(\d{12})\.sacl$")
-_TMP = re.compile(r"^\.ckpt-.*\.tmp$|^\.live-.*\.tmp$|^\..*\.sacl\.tmp-\d+$")
 
 
 class CheckpointError(ValueError):

@@ -13,7 +13,7 @@ import torch
 
 from learner.networks import Arch
 from learner.sac import SAC, TORSOS, Batch, SACConfig
-from learner.state import check_against, restore, snapshot
+from learner.state import fits, restore, snapshot
 from protocol.arrays import pack_array
 from protocol.checkpoint import CheckpointError, decode_checkpoint, encode_checkpoint, load_newest, write_atomic
 
@@ -138,16 +138,22 @@ def test_resume_is_bitwise_exact_and_continues_identically(torso: str) -> None:
 
 
 def test_load_newest_falls_back_past_corrupt_and_mismatched(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from functools import partial
+
+    from learner.config import LearnerConfig
+
     good = trained()
-    write_atomic(tmp_path / "ckpt-000000000010.sacl", encode_checkpoint({"grad_steps": 10}, snapshot(good)))
-    other = SAC(Arch(3, 1, hidden=8, fc=8, act_low=(-2.0,), act_high=(2.0,)), SACConfig())
-    write_atomic(tmp_path / "ckpt-000000000020.sacl", encode_checkpoint({"grad_steps": 20}, snapshot(other)))
+    write_atomic(tmp_path / "ckpt-000000000010.sacl",
+                 encode_checkpoint({"grad_steps": 10, "arch": ARCH.to_wire()}, snapshot(good)))
+    other = SAC(small := Arch(3, 1, hidden=8, fc=8, act_low=(-2.0,), act_high=(2.0,)), SACConfig())
+    write_atomic(tmp_path / "ckpt-000000000020.sacl",
+                 encode_checkpoint({"grad_steps": 20, "arch": small.to_wire()}, snapshot(other)))
     (tmp_path / "ckpt-000000000030.sacl").write_bytes(b"\x93garbage")
     with caplog.at_level("INFO", logger="saclstm.checkpoint"):
-        found = load_newest(tmp_path, check=check_against(good))
+        found = load_newest(tmp_path, check=partial(fits, LearnerConfig(hidden=16, fc=16)))
     assert found is not None and found[0].name == "ckpt-000000000010.sacl"
     lines = [r.message for r in caplog.records]
-    assert len(lines) == 1 and "000030" in lines[0] and "000020" in lines[0] and "shape" in lines[0]
+    assert len(lines) == 1 and "000030" in lines[0] and "000020" in lines[0] and "'hidden': 8" in lines[0]
 
 
 def test_a_checkpoint_of_the_other_torso_layout_is_refused() -> None:
@@ -155,8 +161,12 @@ def test_a_checkpoint_of_the_other_torso_layout_is_refused() -> None:
     _, tensors = decode_checkpoint(encode_checkpoint({}, snapshot(trained(torso="shared"))))
     with pytest.raises(CheckpointError, match="torso = shared, this learner uses torso = separate"):
         restore(SAC(ARCH, SACConfig(torso="separate")), tensors)
-    with pytest.raises(CheckpointError, match="torso"):
-        check_against(SAC(ARCH, SACConfig(torso="separate")))({}, tensors)
+    from learner.config import LearnerConfig
+
+    meta = {"arch": ARCH.to_wire()}
+    with pytest.raises(CheckpointError, match="'torso': 'shared'.*'torso': 'separate'"):
+        fits(LearnerConfig(hidden=16, fc=16, torso="separate"), meta, tensors)
+    fits(LearnerConfig(hidden=16, fc=16, torso="shared"), meta, tensors)
     restore(SAC(ARCH, SACConfig(torso="shared")), tensors)
 
 
