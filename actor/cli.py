@@ -31,9 +31,6 @@ def main(argv: list[str] | None = None) -> int:
     log.info("effective configuration:\n%s", describe(cfg))
     if cfg.eval_mode:
         log.info("EVAL MODE: deterministic actions; no experience and no episode starts are sent")
-    if cfg.threads != 1:
-        log.warning("threads = %d has no effect: the policy steps in numpy, whose BLAS threads follow "
-                    "OPENBLAS_NUM_THREADS (the daemon sets 1 unless the environment says otherwise)", cfg.threads)
     from actor.daemon import ActorDaemon
 
     try:

@@ -99,7 +99,7 @@ class BotClient:
                 self._batch_prev_reward = self.prev_reward
                 self._batch_version = self.version
                 every = self.policy.state_every if self.policy is not None else 0
-                self._batch_state = self._pre_state if self.cfg.send_state or every else None
+                self._batch_state = self._pre_state if every else None
             self._buf.append((np.asarray(obs, np.float32), action, float(reward), np.asarray(next_obs, np.float32)))
             if terminated or truncated:
                 self._flush(terminated, truncated)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import socket
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from protocol.config import check
 
@@ -23,6 +24,14 @@ def default_actor_id() -> str:
 class ActorConfig:
     """Everything an actor process (daemon or embedded client) needs."""
 
+    # Keys that did something once: a config that still sets one fails at start with the reason, not as unknown.
+    RETIRED: ClassVar[dict[str, str]] = {
+        "threads": "retired: it had no effect; the numpy policy's BLAS threads follow OPENBLAS_NUM_THREADS (the "
+                   "daemon sets 1 unless the environment says otherwise); remove the key",
+        "send_state": "retired: a learner that trains from stored state asks for it (its weights' state_every) and "
+                      "actors send it then; remove the key",
+    }
+
     ingest: str = _f("tcp://127.0.0.1:5555", "learner's experience endpoint (PUSH connects here)")
     weights: str = _f("tcp://127.0.0.1:5556", "learner's weights endpoint (SUB connects here)")
     actor_id: str = _f("", "this process's sender id; empty = hostname-pid")
@@ -40,15 +49,12 @@ class ActorConfig:
     flush_ms: float = _f(250.0, "flush a partial batch after this many milliseconds")
     queue: int = _f(64, "experience messages queued for the learner before new ones are dropped")
     close_linger_s: float = _f(10.0, "at shutdown, how long queued experience may take to reach the learner")
-    send_state: bool = _f(False, "send the LSTM state with each batch even when the learner does not ask for it "
-                                  "(a learner with use_stored_state asks, in its weights)")
     max_steps: int = _f(0, "stop after this many environment steps in total; 0 = run until stopped")
     max_episodes: int = _f(0, "stop after this many episodes in total; 0 = no limit")
     heartbeat_s: float = _f(1.0, "heartbeat period")
     checkpoint: str = _f("", "a checkpoint file to act from until (or without) a learner's weights; re-read when it changes")
     checkpoint_reload_s: float = _f(5.0, "how often the checkpoint file is re-stat'ed")
     seed: int = _f(0, "random seed (environments and sampling)")
-    threads: int = _f(1, "kept for old configs; the numpy policy's BLAS threads follow OPENBLAS_NUM_THREADS (default 1)")
     log_level: str = _f("INFO", "DEBUG, INFO, WARNING or ERROR")
 
     def __post_init__(self) -> None:

@@ -78,14 +78,22 @@ def _convert(key: str, raw: Any, tp: Any) -> Any:
         raise ConfigError(key, raw, str(exc)) from None
 
 
+def retired(cls: type) -> dict[str, str]:
+    """A config class's retired keys (its RETIRED map, key -> why): still named, so a config that sets one fails
+    with the reason rather than as an unknown key."""
+    return dict(getattr(cls, "RETIRED", {}))
+
+
 def build(cls: type[T], *layers: Mapping[str, Any]) -> T:
-    """Instantiate `cls` from layered mappings (later wins); unknown keys are errors."""
+    """Instantiate `cls` from layered mappings (later wins); unknown and retired keys are errors."""
     names = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     hints = typing.get_type_hints(cls)
     values: dict[str, Any] = {}
     for layer in layers:
         for key, raw in layer.items():
             name = key.replace("-", "_")
+            if name in retired(cls):
+                raise ConfigError(key, raw, retired(cls)[name])
             if name not in names:
                 close = [n for n in names if n.split("_")[0] == name.split("_")[0]]
                 raise ConfigError(key, raw, f"unknown key{'; did you mean ' + ', '.join(close) if close else ''}")
@@ -123,16 +131,20 @@ def read_toml(path: str | Path | None, table: str) -> dict[str, Any]:
 
 
 def add_flags(parser: argparse.ArgumentParser, cls: type) -> None:
-    """One --flag per field, every flag optional (None = not given), help from the field's doc."""
+    """One --flag per field, every flag optional (None = not given), help from the field's doc; a retired key's
+    flag is accepted but hidden, so that `build` can say why it went."""
     for f in dataclasses.fields(cls):
         flag = "--" + f.name.replace("_", "-")
         default = f.default if f.default is not dataclasses.MISSING else None
         parser.add_argument(flag, dest=f.name, default=None, metavar=f.name.upper(),
                             help=f"{help_of(f)} (default: {default!r})")
+    for name in retired(cls):
+        parser.add_argument("--" + name.replace("_", "-"), dest=name, default=None, help=argparse.SUPPRESS)
 
 
 def given_flags(args: argparse.Namespace, cls: type) -> dict[str, Any]:
-    return {f.name: getattr(args, f.name) for f in dataclasses.fields(cls) if getattr(args, f.name, None) is not None}
+    names = [f.name for f in dataclasses.fields(cls)] + list(retired(cls))
+    return {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
 
 
 def load(cls: type[T], args: argparse.Namespace, env: Mapping[str, str], table: str) -> T:

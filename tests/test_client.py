@@ -89,19 +89,19 @@ def test_batches_flush_at_n_steps_and_episode_end_and_carry_the_version() -> Non
         ctx.term()
 
 
-@pytest.mark.parametrize("state_every, send_state, t0s, sizes", [
-    (None, True, [0, 5, 8, 16], [5, 3, 8, 4]),  # send_state: batches at multiples of flush_steps (8)
-    (4, False, [0, 4, 5, 8, 12, 16], [4, 1, 3, 4, 4, 4]),  # the learner asks, with chunks every 4 steps
+@pytest.mark.parametrize("state_every, t0s, sizes", [
+    (8, [0, 5, 8, 16], [5, 3, 8, 4]),  # chunks every flush_steps (8): batches at its multiples
+    (4, [0, 4, 5, 8, 12, 16], [4, 1, 3, 4, 4, 4]),  # the learner asks, with chunks every 4 steps
 ])
 def test_batches_keep_starting_where_chunks_start_and_bring_the_state_before_them(
-        state_every: int | None, send_state: bool, t0s: list[int], sizes: list[int]) -> None:
+        state_every: int | None, t0s: list[int], sizes: list[int]) -> None:
     """An early flush (new weights at step 5) does not shift the later batches: they still start at the
     multiples of flush_steps and of the learner's state_every, where its chunks start, and each brings the
     LSTM state the policy had there."""
     ctx = zmq.Context()
     pull = ctx.socket(zmq.PULL)
     port = pull.bind_to_random_port("tcp://127.0.0.1")
-    bot = client(f"tcp://127.0.0.1:{port}", flush_steps=8, flush_ms=60_000, send_state=send_state)
+    bot = client(f"tcp://127.0.0.1:{port}", flush_steps=8, flush_ms=60_000)
     policy = __import__("actor.policy").policy
     try:
         connected(bot, pull)

@@ -60,6 +60,26 @@ def test_actor_tuple_fields_parse_from_text() -> None:
         build(ActorConfig, {"flow": "sometimes"})
 
 
+@pytest.mark.parametrize("key", ["threads", "send_state"])
+def test_a_retired_actor_key_fails_at_start_with_its_reason(key: str, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """ActorConfig.threads (it did nothing) and send_state (state_every asks for the state) are gone: a config
+    that still sets one is told so, by key and reason, from a TOML file and from a flag alike."""
+    from actor.cli import parser as actor_parser
+    from protocol.config import load_or_exit
+
+    with pytest.raises(ConfigError, match=f"{key} = 1: retired: .*remove the key"):
+        build(ActorConfig, {key: 1})
+    toml = tmp_path / "old.toml"
+    toml.write_text(f"[actor]\n{key} = 1\n")
+    flag = "--" + key.replace("_", "-")
+    for argv in (["--config", str(toml)], [flag, "1"]):
+        with pytest.raises(SystemExit) as exit_:
+            load_or_exit(ActorConfig, actor_parser().parse_args(argv), "actor", "saclstm actor")
+        assert exit_.value.code == 2 and ": retired: " in capsys.readouterr().err
+    assert flag not in actor_parser().format_help()  # hidden: nobody is offered it
+
+
 def test_online_targets_need_a_shared_torso() -> None:
     with pytest.raises(ConfigError, match="target_torso.*torso = shared only"):
         build(LearnerConfig, {"torso": "separate", "target_torso": "false"})
