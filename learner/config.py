@@ -47,8 +47,7 @@ class LearnerConfig:
                                 "use_stored_state, so each chunk starts from the state the actor had there")
     recall_weight: float = _f(10.0, "with memory_horizon N >= 2: weight of the recall loss, which asks the critic "
                                     "torso's state to name the observations 1..N steps back (every step up to 16, "
-                                    "then 16 spread evenly); 0 = off. "
-                                    "10: k = 32 delayed recall was learned twice as fast as with 3")
+                                    "then 16 spread evenly); 0 = off")
     burn_in: int = _f(0, "leading steps of each chunk that only warm the LSTMs (no gradient, no loss)")
     use_stored_state: bool = _f(False, "start each chunk's LSTMs from the state the actor had at its first step (R2D2); "
                                        "the learner asks its actors for it (on with memory_horizon)")

@@ -282,15 +282,11 @@ class RecallHead(nn.Module):
 
     Why: on a recall task the critic loss alone hardly trains memory. The reward depends on an old observation
     and on the action, and while the policy still explores, the action's share of the reward hides the old
-    observation's (measured on DelayedRecall k = 16: the critic's state held nothing of x_{t-16} after 28k
-    updates, and plain regression on the same windows learns it only when the action varies little). This loss
-    asks the torso directly for what a memory of N steps holds, as the Memory Gym agents' observation
-    reconstruction does. It reads `offsets`: every step back up to N when N <= 16, else 16 spread evenly with N
-    last, so its cost does not grow with N. Evenly, not on a log scale: memory grows outward from the recent
-    steps, and a far offset with no neighbour is not reached (measured on delayed recall, a supervised probe of
-    the torso alone, h = 128: offsets 1, 2, 3, 6, 11, 20, 35, 64 named steps up to 35 back (R^2 0.99) and 64 not
-    at all (0.00) after 13k updates; every offset 1..64 moved the frontier out about 4 steps per 1k updates, past
-    52 (0.98) by 16.5k). A step whose offset reaches before the chunk is left out. The loss is the
+    observation's. This loss asks the torso directly for what a memory of N steps holds, as the Memory Gym
+    agents' observation reconstruction does. It reads `offsets`: every step back up to N when N <= 16, else 16
+    spread evenly with N last, so its cost does not grow with N. Evenly, not on a log scale: memory grows outward
+    from the recent steps, and a far offset with no neighbour is not reached (the measurements behind both:
+    docs/performance.md). A step whose offset reaches before the chunk is left out. The loss is the
     squared error over the variance of what it asks for (1 - R^2, pooled), so its weight means the same for
     any observation's units.
     """

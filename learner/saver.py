@@ -8,10 +8,11 @@ live file, keeps the newest `keep` numbered files, and answers with one small
 msgpack ack. A save asked for while one is in flight is skipped and counted.
 A dead saver is restarted, counted and logged.
 
-The saver yields to training: encoding and writing 16 MiB costs ~80 ms of
-CPU, which beside a learner whose threads hold both cores used to cost 12%
-of its update rate. So all of it runs in the saver process, at nice
-+SAVER_NICE, and the sender thread (only pipe writes) at the same niceness.
+The saver yields to training: encoding and writing a checkpoint costs CPU
+that a learner whose threads hold every core would otherwise lose from its
+update rate (the figures: docs/performance.md). So all of it runs in the saver
+process, at nice +SAVER_NICE, and the sender thread (only pipe writes) at the
+same niceness.
 
     learner thread:   snapshot -> request()        (skipped if busy)
     sender thread:    header + raw arrays -> jobs pipe

@@ -3,25 +3,12 @@
 torch's CPU ops run on an OpenMP pool (libgomp here). A thread that reaches
 a barrier first spins there; when another process holds the core its partner
 needs, the spinner burns its own time slice waiting for a thread that cannot
-run, and a 13 ms update takes 171 ms (h=64) or 55 ms takes 1.1 s (h=256).
-What `tests/bench/bench_threads.py` measured on the 2-core VM (median ms per
-update, B=16, T=32, alone / beside one busy loop / beside two; two runs,
-07:10 and 07:52 UTC, while other engineers' work shared the machine):
-
-    h=64    2 threads, spin (default)  12.9-14.0 / 24-34 (p90 132-190) / 82-1060 (p90 1063-2009)
-            2 threads, PASSIVE         21.8-40.1 / 19-21 / 36-38
-            1 thread                   10.3-15.5 / 14-16 / 17-33
-            auto (this module)         14.4 / 15.9 / 25.5
-    h=256   2 threads, spin (default)  41.2-41.7 / 94-108 (p90 217-248) / 128-169
-            2 threads, PASSIVE         104-116 / 65-74 / 66-130
-            1 thread                   60.3-61.3 / 60-63 / 78-320
-            auto (this module)         41.9 / 62.5 / 82.9
-
-(as first reported, on a quieter machine: h=64 13.4 / 171 with 2 threads, 13.8 with
-one; h=256 55.2 / 1,093, 81.2 with one). No fixed choice keeps both promises:
-one thread never collapses but is ~30% slower alone at h=256; PASSIVE (sleep
-at barriers) survives contention but every parallel region then pays a futex
-wake-up: 1.6-2.8x slower alone. So the default (`threads = 0`)
+run, and an update can take ten to twenty times as long (the figures, and
+`tests/bench/bench_threads.py` that measures them: docs/performance.md).
+No fixed choice keeps both promises: one thread never collapses but is slower
+alone at large hidden sizes; PASSIVE (sleep at barriers) survives contention
+but every parallel region then pays a futex wake-up, which makes it slower
+alone. So the default (`threads = 0`)
 chooses at run time: it starts with torch's count (the cores), keeps
 libgomp's spinning wait (fastest alone), times every update, and tries the
 next count down or up now and then (every 5 s, backing off to 60 s while the
