@@ -63,7 +63,6 @@ threads = 1
 env = "Pendulum-v1"
 obs_mask = [2]
 flush_steps = 16
-threads = 1
 """
 
 
