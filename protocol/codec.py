@@ -139,9 +139,15 @@ def _opponent(name: str, value: Any, limits: Limits) -> str:
     return _str(name, value, limits)
 
 
+MAX_ARCH_ENTRIES = 64
+MAX_COUNTS_ENTRIES = 100_000
+
+
 def _arch(name: str, value: Any, limits: Limits) -> dict[str, Any]:
-    if not isinstance(value, dict) or len(value) > 64:
-        raise ProtocolError("bad_type", f"{name}: expected a map of at most 64 entries")
+    if not isinstance(value, dict):
+        raise ProtocolError("bad_type", f"{name}: expected a map")
+    if len(value) > MAX_ARCH_ENTRIES:  # a count over its limit is too_large, as a string's length or a batch's steps
+        raise ProtocolError("too_large", f"{name}: {len(value)} entries, at most {MAX_ARCH_ENTRIES}")
     for key, item in value.items():
         if type(key) is not str or not isinstance(item, (int, float, str, bool, list)):
             raise ProtocolError("bad_type", f"{name}.{key}: expected plain values")
@@ -149,8 +155,10 @@ def _arch(name: str, value: Any, limits: Limits) -> dict[str, Any]:
 
 
 def _counts(name: str, value: Any, limits: Limits) -> dict[str, int]:
-    if not isinstance(value, dict) or len(value) > 100_000:
-        raise ProtocolError("bad_type", f"{name}: expected a map of at most 100000 entries")
+    if not isinstance(value, dict):
+        raise ProtocolError("bad_type", f"{name}: expected a map")
+    if len(value) > MAX_COUNTS_ENTRIES:
+        raise ProtocolError("too_large", f"{name}: {len(value)} entries, at most {MAX_COUNTS_ENTRIES}")
     return {_str(name, k, limits): _uint(name, v, limits) for k, v in value.items()}
 
 

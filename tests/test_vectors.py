@@ -60,6 +60,41 @@ def test_learner_sequence_frames_decode(frame: dict) -> None:
             decode(bytes.fromhex(frame["hex"]), limits_of(VECTORS["learner"]))
 
 
+def test_a_learner_books_each_frame_of_the_sequence_as_the_vector_says() -> None:
+    """Frame by frame, through a real learner's ingest (in process, its sockets bound on loopback): the outcome
+    (accepted, or the one reason counted), the steps booked against s1 (received or rejected, including frames
+    that fail decoding: SPEC.md, Accounting), then the totals, lost and late sequence numbers included. The
+    process-level run of the same frames is tests/test_learner_service.py."""
+    from learner.config import LearnerConfig
+    from learner.service import Learner
+    from tests.procs import endpoints
+
+    seq, run = VECTORS["learner"], VECTORS["learner"]["run"]
+    eps = endpoints()
+    learner = Learner(LearnerConfig(ingest=eps["ingest"], weights=eps["weights"], metrics=eps["metrics"],
+                                    obs_dim=run["obs_dim"], act_dim=run["act_dim"], act_low=tuple(run["act_low"]),
+                                    act_high=tuple(run["act_high"]), hidden=run["hidden"], fc=4,
+                                    learning_starts=100_000))
+    try:
+        ingest = learner.ingest
+        for frame in seq["frames"]:
+            rejects, s1 = dict(ingest.rejects), ingest.senders.get("s1")
+            books = (s1.received, s1.rejected) if s1 is not None else (0, 0)
+            ingest.handle(bytes.fromhex(frame["hex"]), learner.version)
+            counted = {r: n - rejects.get(r, 0) for r, n in ingest.rejects.items() if n != rejects.get(r, 0)}
+            assert counted == ({} if frame["outcome"] == "accepted" else {frame["outcome"]: 1}), frame["name"]
+            s1 = ingest.senders["s1"]
+            moved = (s1.received - books[0], s1.rejected - books[1])
+            want = (frame["steps"], 0) if frame["outcome"] == "accepted" else (0, frame["steps"])
+            assert moved == want, (frame["name"], moved, want)
+        totals, s1 = seq["totals"], ingest.senders["s1"]
+        assert dict(ingest.rejects) == totals["rejects"]
+        assert (s1.received, s1.rejected, s1.gaps, s1.lost_msgs, s1.late_msgs) == (
+            totals["received"], totals["rejected"], totals["gaps"], totals["lost_msgs"], totals["late_msgs"])
+    finally:
+        learner.close()
+
+
 def test_every_learner_integer_fits_a_javascript_number() -> None:
     for vector in VECTORS["valid"]:
         msg = decode(bytes.fromhex(vector["hex"]))

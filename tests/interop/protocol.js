@@ -257,11 +257,11 @@ function checkFinite(msg, fields) {
 const isPlain = (x) => ['number', 'bigint', 'string', 'boolean'].includes(typeof x) || x instanceof Float
   || Array.isArray(x);
 
-/** `arch`: a map of at most 64 plain values (int, float, str, bool, list; a list's items are not checked). */
+/** `arch`: a map (else bad_type) of at most 64 entries (else too_large) of plain values (int, float, str, bool, list; a list's items are not checked). */
 function checkArch(key, x) {
   if (!isMap(x)) fail('bad_type', `${key} is not a map`);
   const values = Object.values(x);
-  if (values.length > MAX_ARCH_KEYS) fail('bad_type', `${key} has over ${MAX_ARCH_KEYS} entries`);
+  if (values.length > MAX_ARCH_KEYS) fail('too_large', `${key} has over ${MAX_ARCH_KEYS} entries`);
   if (!values.every(isPlain)) fail('bad_type', `${key} holds a value other than int, float, str, bool or list`);
   return normDeep(x);
 }

@@ -118,6 +118,7 @@ def invalid() -> dict[str, tuple[bytes, str]]:
         "obs_as_list_of_floats": (mutated(obs=[[0.5, -0.25], [0.75, 0.0]]), "bad_type"),
         "obs_float64": (mutated(obs=_arr("f64", [2, 2], bytes(32))), "bad_dtype"),
         "obs_pickle_dtype": (mutated(obs=_arr("object", [2, 2], bytes(16))), "bad_dtype"),
+        "obs_dtype_not_a_string": (mutated(obs={"dtype": 1, "shape": [2, 2], "data": bytes(16)}), "bad_dtype"),
         "obs_short_data": (mutated(obs=_arr("f32", [2, 2], bytes(12))), "bad_shape"),
         "obs_absurd_shape": (mutated(obs=_arr("f32", [2**40, 2], bytes(16))), "bad_shape"),
         "action_rows_differ": (mutated(action=_arr("f32", [3, 1], bytes(12))), "bad_shape"),
@@ -136,6 +137,9 @@ def invalid() -> dict[str, tuple[bytes, str]]:
         "episode_as_float": (mutated(episode=3.0), "bad_type"),
         "sender_257_chars": (mutated(sender="s" * 257), "too_large"),
         "batch_4097_steps": (_steps(4097, obs_dim=1), "too_large"),
+        # n is the rows of obs: checked against 4096 before the other arrays' rows are compared with it
+        "obs_4097_rows_others_2": (mutated(obs=_arr("f32", [4097, 2], bytes(4097 * 8))), "too_large"),
+        "reward_4097_rows_obs_2": (mutated(reward=_arr("f32", [4097], bytes(4097 * 4))), "bad_shape"),
         "empty_batch": (_steps(0), "bad_shape"),
         "negative_shape_entry": (mutated(reward=_arr("f32", [-2], b"")), "bad_shape"),
         "h0_without_c0": (mutated(h0=_arr("f32", [4], bytes(16))), "bad_shape"),
@@ -166,6 +170,13 @@ def invalid() -> dict[str, tuple[bytes, str]]:
         "bye_missing_sent": (_patched(Bye("nim-bot-1", 11, 200, 0), sent=None), "missing_field"),
         "progress_utd_zero": (_patched(Progress("learner", 6, 1000, 900, 1.0, 100, 4, 1), utd=0.0), "bad_value"),
         "weights_arch_not_a_map": (_patched(msgpack.unpackb(valid()["weights"]), arch=[1]), "bad_type"),
+        # a count over its limit is too_large, like a string's length or a batch's steps
+        "weights_arch_65_entries": (_patched(msgpack.unpackb(valid()["weights"]), arch={
+            **msgpack.unpackb(valid()["weights"])["arch"], **{f"extra{i}": i for i in range(54)}}), "too_large"),
+        "progress_per_sender_key_257_chars": (_patched(Progress("learner", 6, 1000, 900, 1.0, 100, 4, 1),
+                                                       per_sender={"s" * 257: 1}), "too_large"),
+        "progress_per_sender_not_a_map": (_patched(Progress("learner", 6, 1000, 900, 1.0, 100, 4, 1),
+                                                   per_sender=[["s1", 1]]), "bad_type"),
     }
 
 
@@ -209,6 +220,9 @@ def run_invalid() -> dict[str, tuple[bytes, str]]:
                               "out_of_bounds"),
         "prev_action_below_low": (msgpack.packb({**base, "t0": 2, "prev_action": _arr("f32", [1], f32s(-2.5))},
                                                 use_bin_type=True), "out_of_bounds"),
+        # checked whenever present, though at t0 = 0 its value is not used
+        "prev_action_below_low_at_t0_0": (msgpack.packb({**base, "prev_action": _arr("f32", [1], f32s(-2.5))},
+                                                        use_bin_type=True), "out_of_bounds"),
         "_valid_action_within_tolerance": (msgpack.packb({**base, "action": _arr("f32", [2, 1], np.array(
             [2.0002, -2.0002], f32).tobytes())}, use_bin_type=True), ""),
     }
@@ -263,15 +277,39 @@ def learner_frames() -> list[tuple[str, bytes, str]]:
         ("heartbeat_after_two_rejects", encode(Heartbeat("s1", 17, 2, 0, 18, 0)), "accepted"),
         ("new_session_hello", hi(0, "tank"), "accepted"),
         ("episode_0_after_new_session", batch(1, "tank", 0, 0), "accepted"),
+        # Frames that fail decoding book floor(len(reward.data) / 4) steps when a lenient msgpack read finds them:
+        ("ext_value_books_its_steps", _with(batch(2, "tank", 0, 2), future=msgpack.ExtType(7, b"")), "undecodable"),
+        ("repeated_reward_books_the_last", _duplicate(batch(3, "tank", 0, 2), "reward", _arr("f32", [3], bytes(12))),
+         "undecodable"),
+        ("invalid_utf8_books_nothing", _with(batch(4, "tank", 0, 2), future="x").replace(b"\xa1x", b"\xa1\xff"),
+         "undecodable"),
+        ("heartbeat_after_three_undecodable", encode(Heartbeat("s1", 5, 3, 0, 12, 0)), "accepted"),
+        # A hello with seq 0 starts a new session even when it is refused: order and last seq are forgotten
+        # (lost and late counts are kept), and the bot stays known from its earlier accepted hello.
+        ("refused_new_session_hello", hi(0, "tank", low=-1.0), "bounds_mismatch"),
+        ("episode_0_again_after_refused_hello", batch(1, "tank", 0, 0), "accepted"),
+        ("late_heartbeat", encode(Heartbeat("s1", 1, 4, 0, 16, 0)), "accepted"),
     ]
+
+
+STEPS_BOOKED = {"ext_value_books_its_steps": 2, "repeated_reward_books_the_last": 3, "invalid_utf8_books_nothing": 0}
+"""Steps a learner books against the sender for frames whose count a plain msgpack read does not give."""
+
+
+def booked(name: str, frame: bytes) -> int:
+    """Steps of one learner-sequence frame booked against s1 (received or rejected): floor(len(reward.data) / 4)
+    of an experience frame (SPEC.md, Accounting), 0 for other kinds."""
+    if name in STEPS_BOOKED:
+        return STEPS_BOOKED[name]
+    m = msgpack.unpackb(frame)
+    return len(m["reward"]["data"]) // 4 if m["kind"] == "experience" else 0
 
 
 def build() -> dict:
     run = run_invalid()
     frames = learner_frames()
     outcomes = [outcome for _, _, outcome in frames]
-    steps = [(outcome, len(m["reward"]["data"]) // 4) for _, frame, outcome in frames
-             if (m := msgpack.unpackb(frame))["kind"] == "experience"]
+    steps = [(outcome, booked(name, frame)) for name, frame, outcome in frames]
     return {
         "protocol_version": 1,
         "spec_version": SPEC_VERSION,
@@ -285,14 +323,17 @@ def build() -> dict:
         "learner": {
             "note": "Send these frames in order, from one PUSH socket, to a learner configured as `run` (obs_dim, "
                     "act_dim, act_low, act_high; hidden is H). Each frame's outcome is `accepted` or the reason it "
-                    "is rejected for; `totals` is what the learner's books then show for sender s1 (the two frames that "
-                    "fail decoding count as rejected steps and as lost sequence numbers).",
+                    "is rejected for, and `steps` the experience steps it books against s1 (received when accepted, "
+                    "rejected otherwise); `totals` is what the learner's books then show for sender s1 (frames that "
+                    "fail decoding are lost sequence numbers once a later number arrives, and a hello with seq 0 "
+                    "starts the count again; lost and late counts are kept).",
             "run": RUN,
-            "frames": [{"name": name, "outcome": outcome, "hex": frame.hex()} for name, frame, outcome in frames],
+            "frames": [{"name": name, "outcome": outcome, "steps": booked(name, frame), "hex": frame.hex()}
+                       for name, frame, outcome in frames],
             "totals": {"rejects": {r: outcomes.count(r) for r in sorted(set(outcomes) - {"accepted"})},
                        "received": sum(n for outcome, n in steps if outcome == "accepted"),
                        "rejected": sum(n for outcome, n in steps if outcome != "accepted"), "gaps": 2,
-                       "lost_msgs": 2},
+                       "lost_msgs": 5, "late_msgs": 1},
         },
     }
 
