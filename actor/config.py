@@ -43,8 +43,9 @@ class ActorConfig:
     obs_mask: tuple[int, ...] = _f((), "observation indices to keep, e.g. 2 for Pendulum-V; empty = all")
     eval_mode: bool = _f(False, "deterministic actions, send no experience (SACLSTM_EVAL_MODE)")
     flow: str = _f("", "realtime (never wait, drop when full) or rate-limited; empty = rate-limited for the daemon, realtime for embedded bots")
-    flow_tolerance: int = _f(128, "steps the actors may run ahead of the learner's progress at the target UTD")
-    flow_timeout_s: float = _f(10.0, "silence from the learner after which rate-limited actors continue")
+    flow_tolerance: int = _f(64, "steps the actors may run ahead of the learner at its target UTD (at least 1 / utd is used)")
+    flow_timeout_s: float = _f(10.0, "silence from the learner (or its books standing still while an actor waits) "
+                                     "after which rate-limited actors continue")
     flush_steps: int = _f(32, "experience batch size: flush at every episode step that is a multiple of it")
     flush_ms: float = _f(250.0, "flush a partial batch after this many milliseconds")
     queue: int = _f(64, "experience messages queued for the learner before new ones are dropped")

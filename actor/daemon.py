@@ -1,7 +1,7 @@
 """The actor daemon: K bots over a Gymnasium environment, one process.
 
     for each round:
-        wait for the learner if rate-limited and too far ahead
+        wait for the learner if rate-limited and too far ahead (sending what is buffered meanwhile)
         for each bot: act, env.step, record; on episode end reset
         housekeeping (heartbeat, hello, restart detection)
 
@@ -109,12 +109,23 @@ class ActorDaemon:
             client.new_episode()
         try:
             while not self.stop_event.is_set() and not self._budget_spent():
-                self.link.wait_for_learner(self.stop_event)
+                self.link.wait_for_learner(self.stop_event, self._buffered, self._flush)
+                if self.stop_event.is_set():
+                    break
                 for i, (env, client) in enumerate(zip(self.envs, self.clients)):
                     obs[i] = self._step(env, client, obs[i])
                 self.link.rounds += 1
         finally:
             self.close()
+
+    def _buffered(self) -> int:
+        """Steps the bots took and have not sent: flow control counts them as the learner's to settle."""
+        return sum(c.buffered for c in self.clients)
+
+    def _flush(self) -> None:
+        """Send what the bots buffered: a waiting actor holds nothing back that the learner could train on."""
+        for client in self.clients:
+            client.flush()
 
     def _await_weights(self, timeout: float) -> bool:
         """An eval with random actions would score nothing we trained: wait for real weights."""

@@ -9,7 +9,9 @@ often (every tick is fine: it only looks at the clock).
 from __future__ import annotations
 
 import logging
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,7 +20,7 @@ import zmq
 from actor.config import ActorConfig
 from actor.weights import WeightsSubscriber
 from protocol import SOFTWARE_VERSION, Bye, Heartbeat, Hello, Message, Progress, encode
-from protocol.flow import may_step
+from protocol.flow import SILENT, STANDSTILL, STEP, Pacer, may_step
 from protocol.sockets import SocketOptions, connect, try_send
 
 log = logging.getLogger("saclstm.actor")
@@ -63,11 +65,13 @@ class ActorLink:
         self._last_heartbeat = self._last_hello = 0.0
         self._session: int | None = None
         self._silent_logged = False
-        self._flow_warned = False
+        self._flow_warned = ""
         self.flow_waits = 0
         self.flow_wait_s = 0.0
+        self._waiting_since: float | None = None
         self._hello_failed: set[str] = set()
         self._born = time.monotonic()
+        self.pacer = Pacer(cfg.flow_timeout_s, self._born)
         self._first_logged = False
         self._sent_base = 0
 
@@ -131,7 +135,8 @@ class ActorLink:
             self._silent_logged = False
         if now - self._last_heartbeat >= self.cfg.heartbeat_s:
             self._last_heartbeat = now
-            self.send(lambda s, q: Heartbeat(s, q, self.rounds, self.episodes, self.sent, self.dropped))
+            self.send(lambda s, q: Heartbeat(s, q, self.rounds, self.episodes, self.sent, self.dropped,
+                                             round(self.held_s(), 3)))
 
     def first_weights_s(self) -> float | None:
         """Seconds from connecting to holding the first weights (the learner promises about one)."""
@@ -142,46 +147,80 @@ class ActorLink:
         policy = self.weights.latest()
         return policy.version if policy is not None else 0
 
-    def wait_for_learner(self, stop: object = None) -> None:
-        """Rate-limited mode: pause while the actors are more than `flow_tolerance` steps ahead of
-        the learner at its target UTD. Silence past flow_timeout_s lets the actor go on."""
+    def held_s(self) -> float:
+        """Seconds flow control has held this actor back, the wait under way included (heartbeat `held_s`)."""
+        since = self._waiting_since
+        return self.flow_wait_s + (time.monotonic() - since if since is not None else 0.0)
+
+    def wait_for_learner(self, stop: threading.Event | None = None, buffered: Callable[[], int] = lambda: 0,
+                         flush: Callable[[], None] | None = None) -> None:
+        """Rate-limited mode: before a round, wait while the steps this actor took and the learner has not
+        settled (sent, or still `buffered`) do not fit in its share of the learner's slack (protocol/flow.py).
+        A waiting actor first sends what it buffered (`flush`): the learner may need those steps to train.
+        `stop` ends the wait at once; a learner silent for flow_timeout_s, or whose books stand still that
+        long while this actor waits, lets it go on, with a warning."""
         if self.realtime or self.cfg.eval_mode:
             return
         start = time.monotonic()
         while True:
+            self.housekeeping()  # first: a new session resets what counts as sent to this learner
             progress, at = self.weights.progress()
             now = time.monotonic()
-            if progress is None and now - self._born < self.cfg.flow_timeout_s:
-                self.housekeeping()  # not heard from the learner yet: wait for it, a while
-                time.sleep(0.01)
-                continue
-            if progress is None or now - at > self.cfg.flow_timeout_s:
-                if progress is not None and not self._flow_warned:
-                    log.warning("flow control: learner silent for %.1f s, continuing without it", now - at)
-                    self._flow_warned = True
+            decision = self.pacer.decide(now, progress, at, self.sender, self.sent - self._sent_base, buffered(),
+                                         self.cfg.flow_tolerance, start)
+            if decision == STEP:
+                self._flow_warned = ""
                 break
-            self._flow_warned = False
-            if self._may_step(progress):
+            if decision in (SILENT, STANDSTILL):
+                if progress is not None:  # never heard from: the learner is not up yet, nothing to warn of
+                    self._warn_released(decision, now - at)
                 break
-            if getattr(stop, "is_set", lambda: False)():
+            if stop is not None and stop.is_set():
                 break
-            self.housekeeping()
-            time.sleep(0.002)
+            if flush is not None and buffered():
+                flush()
+            self._waiting_since = start
+            if stop is not None:
+                stop.wait(0.002)
+            else:
+                time.sleep(0.002)
+        self._waiting_since = None
         waited = time.monotonic() - start
         if waited > 0.001:
             self.flow_waits += 1
             self.flow_wait_s += waited
 
-    def _may_step(self, progress: Progress) -> bool:
-        """protocol.flow's rule, on what this actor sent to the learner now running."""
-        return may_step(progress, self.sender, self.sent - self._sent_base, self.cfg.flow_tolerance)
+    def _may_step(self, progress: Progress, buffered: int = 0) -> bool:
+        """protocol.flow's rule, on what this actor took for the learner now running."""
+        return may_step(progress, self.sender, self.sent - self._sent_base, buffered, self.cfg.flow_tolerance)
+
+    def _warn_released(self, why: str, silent_s: float) -> None:
+        if self._flow_warned == why:
+            return
+        self._flow_warned = why
+        if why == SILENT:
+            log.warning("flow control: learner silent for %.1f s, continuing without it", silent_s)
+        else:
+            log.warning("flow control: the learner's books stood still for %.0f s while this actor waited (steps lost "
+                        "on the way, or a learner that cannot train); continuing without it until they move",
+                        self.cfg.flow_timeout_s)
 
     def close(self) -> None:
         """Say bye with the final counts, then close. What is queued (bye last) gets `close_linger_s` to
         reach the learner, so a drained queue closes the books; never hangs past that."""
         self.send(lambda s, q: Bye(s, q, self.sent, self.dropped))
+        linger = self._linger_s()
         self.weights.stop()
         if self.store is not None:
             self.store.close()
-        self.push.close(linger=int(self.cfg.close_linger_s * 1000))
+        self.push.close(linger=int(linger * 1000))
         self.ctx.term()
+
+    def _linger_s(self) -> float:
+        """close_linger_s for a learner heard from lately. One silent for 1.5 s (it publishes progress at least
+        every second) is gone: nothing would take what is queued, so a stopped actor (SIGINT while it waits on a
+        dead learner) exits at once instead of waiting out the linger."""
+        progress, at = self.weights.progress()
+        if progress is not None and time.monotonic() - at > 1.5:
+            return min(self.cfg.close_linger_s, 0.1)
+        return self.cfg.close_linger_s

@@ -47,6 +47,12 @@ class SenderStats:
     bots: set[str] = field(default_factory=set)
     eval_bots: set[str] = field(default_factory=set)
     said_bye: bool = False
+    held_s: float = 0.0  # from heartbeat (1.2): seconds flow control held the actor back
+
+    @property
+    def settled(self) -> int:
+        """Its experience steps this learner has finished with, accepted or rejected (SPEC.md, Flow control)."""
+        return self.received + self.rejected
 
     def health(self, read_up_to: float, dead_after: float) -> ActorHealth:
         """`age_s`: silence as of the learner's last complete read (not the clock), so queued messages count."""
@@ -56,7 +62,7 @@ class SenderStats:
             received=self.received, rejected=self.rejected, sent=self.sent, dropped=self.dropped,
             lost_msgs=self.lost_msgs, late_msgs=self.late_msgs, gaps=self.gaps, round=self.round,
             episodes=self.episodes, bots=tuple(sorted(self.bots)), eval_bots=tuple(sorted(self.eval_bots)),
-            bye=self.said_bye)
+            bye=self.said_bye, held_s=round(self.held_s, 3))
 
 
 class RateLimitedLog:
@@ -118,6 +124,7 @@ class Ingest:
             self.returns.append((time.time(), msg.ret, msg.eval))
         elif isinstance(msg, Heartbeat):
             stats.sent, stats.dropped, stats.round, stats.episodes = msg.sent, msg.dropped, msg.round, msg.episodes
+            stats.held_s = msg.held_s if msg.held_s is not None else stats.held_s
         elif isinstance(msg, Bye):
             stats.sent, stats.dropped, stats.said_bye = msg.sent, msg.dropped, True
             log.info("actor %s said bye: sent %d, dropped %d, received %d, rejected %d",
@@ -125,6 +132,13 @@ class Ingest:
         else:
             self._reject("wrong_direction", msg.kind, msg.sender, 0)
         return 0
+
+    def settled(self) -> dict[str, int]:
+        """`progress.settled`: per sender that trains here (a training bot, or experience sent) and has not said
+        bye, its steps accepted or rejected. Eval-only senders never wait on flow control, so they take no
+        share of the slack."""
+        return {name: s.settled for name, s in self.senders.items()
+                if not s.said_bye and (s.bots or s.received or s.rejected)}
 
     def _experience(self, stats: SenderStats, msg: Experience, version: int) -> int:
         if msg.bot in stats.eval_bots:

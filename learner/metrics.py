@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -78,3 +79,26 @@ class Rate:
             self.points.pop(0)
         t0, n0 = self.points[0]
         return (total - n0) / (now - t0) if now > t0 else 0.0
+
+
+class UtdWindow:
+    """Achieved UTD over the last `steps` env steps past learning_starts: the figure flow control holds to its
+    target (SPEC.md, Flow control), where the run's whole-life `utd_achieved` hides what happens now."""
+
+    def __init__(self, learning_starts: int, steps: int = 2000) -> None:
+        self.start, self.steps = learning_starts, steps
+        self.points: deque[tuple[int, int]] = deque()
+
+    def add(self, received: int, grad_steps: int) -> tuple[float, int]:
+        """Note the counts now; (gradient steps per env step, env steps) over the shortest stretch back that
+        spans `steps` env steps, or over all there is."""
+        if received < self.start:
+            return 0.0, 0
+        if self.points and (received < self.points[-1][0] or grad_steps < self.points[-1][1]):
+            self.points.clear()  # counts went back: not one run of them
+        self.points.append((received, grad_steps))
+        while len(self.points) > 2 and received - self.points[1][0] >= self.steps:
+            self.points.popleft()
+        r0, g0 = self.points[0]
+        span = received - r0
+        return ((grad_steps - g0) / span if span else 0.0), span

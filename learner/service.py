@@ -34,7 +34,7 @@ import torch
 
 from learner.config import LearnerConfig
 from learner.ingest import Ingest, store
-from learner.metrics import Rate, lag_summary
+from learner.metrics import Rate, UtdWindow, lag_summary
 from learner.model import Carried, Model, build_model, first_model, waiting_limits
 from learner.networks import actor_to_blob, blob_rev
 from learner.observe import Observers
@@ -46,7 +46,7 @@ from learner.threads import apply as apply_threads
 from learner.transport import Transport
 from protocol import EpisodeStart, Experience, Hello, Progress, Weights, encode
 from protocol.codec import NATIVE_DECODER
-from protocol.flow import backlog
+from protocol.flow import LearnerBooks
 from protocol.health import ActorHealth, Health, Lag, ReplayHealth, SaverHealth
 from protocol.sockets import TOPIC_PROGRESS, TOPIC_WEIGHTS
 
@@ -69,10 +69,11 @@ class Learner:
         self.ingest = Ingest(waiting_limits(cfg), self._hello, self._experience, self._episode_start)
         self.model: Model | None = None  # until the first hello, when neither a checkpoint nor the config has dims
         self.version = 0
-        self.grad_steps = 0
-        self._forgiven = 0  # see _forgive_backlog
-        self.debt = 0.0
-        self.untrained_steps = 0.0  # received past max_debt: in replay, never owed training
+        # Flow control's books (protocol/flow.py): gradient steps, debt, and what was received but is not owed.
+        self.books = LearnerBooks(cfg.utd_ratio, cfg.learning_starts, cfg.max_debt)
+        self._can_train = False  # see _trainable
+        self._dry_commits = 0
+        self._utd_window = UtdWindow(cfg.learning_starts)
         self._untrained_logged = 0.0
         self._state_checked = not cfg.stored_state  # see _check_stored_state
         self.passes = 0
@@ -81,6 +82,7 @@ class Learner:
         self._blob: bytes | None = None
         self._unpublished = False
         self._last_publish = self._last_progress = self._last_health = self._last_hello_publish = 0.0
+        self._progress_due = False
         self._started = time.monotonic()
         self._ingest_rate, self._step_rate, self._health_ingest = Rate(), Rate(), Rate()
         self._last_losses: dict[str, float] = {}
@@ -95,6 +97,19 @@ class Learner:
         model, carried = first_model(cfg, self.files)
         if model is not None:
             self._adopt(model, carried)
+
+    @property
+    def grad_steps(self) -> int:
+        return self.books.grad_steps
+
+    @property
+    def debt(self) -> float:
+        return self.books.debt
+
+    @property
+    def untrained_steps(self) -> float:
+        """Received past max_debt, or while the replay had nothing to sample: in replay, never owed training."""
+        return self.books.untrained
 
     # -- model ---------------------------------------------------------------------------
 
@@ -113,7 +128,7 @@ class Learner:
         self.ingest.limits = model.limits
         if carried is not None:
             self.version = max(carried.version, self.version)  # the version note may be ahead of the checkpoint
-            self.grad_steps = carried.grad_steps
+            self.books.grad_steps = carried.grad_steps
             self.ingest.received_steps = carried.env_steps
             self.ingest.episodes_done = carried.episodes
             self._forgive_backlog()
@@ -125,11 +140,10 @@ class Learner:
         """Steps the last session received but had not yet trained on (its UTD debt) are not owed by this
         one. Rate-limited actors pace themselves on received - grad_steps / utd; left in, that backlog
         would hold them back for good (nothing else pays it), so progress leaves it out."""
-        self._forgiven = backlog(self.ingest.received_steps, self.cfg.learning_starts, self.grad_steps,
-                                 self.cfg.utd_ratio)
-        if self._forgiven:
+        forgiven = self.books.resume(self.ingest.received_steps, self.grad_steps)
+        if forgiven:
             log.info("resume: %d steps received before the restart were not trained on; actors' flow control "
-                     "starts from here", self._forgiven)
+                     "starts from here", forgiven)
 
     def _save_parts(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         assert self.sac is not None
@@ -190,13 +204,15 @@ class Learner:
 
     def step(self) -> None:
         """One pass: drain, train, publish, report."""
-        timeout = 0 if self.debt >= 1 else 50
+        timeout = 0 if self.debt >= 1 else 20 if self._progress_due else 50
         read_at = time.monotonic()
         drained = 0
         if self.transport.wait(timeout):
             drained = self._drain(read_at)
         else:
             self.ingest.read_up_to = time.monotonic()  # nothing came in the wait: read up to its end
+        if self._progress_due and time.monotonic() - self._last_progress >= 0.02:
+            self._publish_progress()  # what it settled: an actor waiting on its steps goes on while this pass trains
         trained, losses = self._train()
         self._unpublished = self._unpublished or trained > 0
         now = time.monotonic()
@@ -205,7 +221,7 @@ class Learner:
             self._new_version()
         elif self._blob is not None and now - self._last_publish >= self.cfg.republish_s:
             self._publish_weights()
-        if trained or (drained and now - self._last_progress >= 0.02) or now - self._last_progress >= 1.0:
+        if trained or (self._progress_due and now - self._last_progress >= 0.02) or now - self._last_progress >= 1.0:
             self._publish_progress()
         if trained:
             self._pass_metrics(drained, trained, losses)
@@ -225,6 +241,7 @@ class Learner:
             if frame is None:
                 self.ingest.read_up_to = read_at  # all that had arrived when this read began is read
                 break
+            self._progress_due = True  # a frame read may settle steps (accepted or rejected): say so soon
             before = self.ingest.received_steps
             self.ingest.handle(frame, self.version)
             added = self.ingest.received_steps - before
@@ -233,24 +250,34 @@ class Learner:
         return steps
 
     def _add_debt(self, added: int) -> None:
-        """UTD x steps drained, counting only steps past learning_starts; past max_debt the steps are counted
-        as untrained and left out of progress, so rate-limited actors are not held back by work never owed."""
-        total = self.ingest.received_steps
-        counted = max(0, total - max(total - added, self.cfg.learning_starts))
-        self.debt += self.cfg.utd_ratio * counted
-        if self.debt > self.cfg.max_debt:
-            self.untrained_steps += (self.debt - self.cfg.max_debt) / self.cfg.utd_ratio
-            self.debt = float(self.cfg.max_debt)
-            if self.untrained_steps - self._untrained_logged >= 10 * self.cfg.max_debt / self.cfg.utd_ratio \
-                    or not self._untrained_logged:
-                log.warning("more experience than the learner can train on: %d steps so far will not be trained on "
-                            "(debt capped at max_debt = %d gradient steps; health: untrained_steps)",
-                            self.untrained_steps, self.cfg.max_debt)
-                self._untrained_logged = self.untrained_steps
+        """UTD x steps drained past learning_starts (protocol.flow.LearnerBooks.take); what is past max_debt, or
+        came while the replay had nothing to sample, is counted as untrained and left out of progress, so
+        rate-limited actors are not held back by work never owed."""
+        before = self.untrained_steps
+        self.books.take(added, self._trainable())
+        if self.untrained_steps > before and (not self._untrained_logged or self.untrained_steps
+                                              - self._untrained_logged >= 10 * self.cfg.max_debt / self.cfg.utd_ratio):
+            log.warning("%d steps so far will not be trained on (received past max_debt = %d gradient steps owed, "
+                        "or before the replay held a chunk to sample; health: untrained_steps)",
+                        self.untrained_steps, self.cfg.max_debt)
+            self._untrained_logged = self.untrained_steps
+
+    def _trainable(self) -> bool:
+        """Whether the replay has a chunk to sample. Cheap on the ingest path: once it has, it has until a
+        training pass finds it empty; until then only a new committed chunk can change the answer."""
+        replay = self.replay
+        if not self._can_train and replay is not None and replay.committed > self._dry_commits:
+            self._can_train = replay.n_live > 0
+            self._dry_commits = replay.committed
+        return self._can_train
 
     def _train(self) -> tuple[int, dict[str, float]]:
         model = self.model
-        if model is None or self.debt < 1 or model.replay.n_live == 0:
+        if model is None or self.debt < 1:
+            return 0, {}
+        if model.replay.n_live == 0:  # a clear emptied it: what is owed cannot be paid (flow: cannot_train)
+            self.books.cannot_train()
+            self._can_train, self._dry_commits = False, model.replay.committed
             return 0, {}
         if not self._state_checked:
             self._check_stored_state(model.replay)
@@ -265,12 +292,11 @@ class Learner:
             for key, value in out.items():
                 totals[key] = totals.get(key, 0.0) + value
             n += 1
-            self.debt -= 1
-            self.grad_steps += 1
+            self.books.trained()
             self._maybe_save()
             now = time.monotonic()
-            if now - self._last_progress >= 0.5:  # a slow pass must not look like a dead learner
-                self._publish_progress()
+            if now - self._last_progress >= (0.02 if self._progress_due else 0.05):
+                self._publish_progress()  # actors see what settled and the slack open; a slow pass is not a dead learner
             if now - start >= self.cfg.max_pass_s:
                 break  # drain again: the debt carries over
         return n, {k: v / n for k, v in totals.items()} if n else {}
@@ -315,11 +341,10 @@ class Learner:
         self.transport.publish(TOPIC_WEIGHTS, self._blob)
 
     def _publish_progress(self) -> None:
-        self._last_progress = time.monotonic()
-        msg = Progress("learner", self._next_seq(),
-                       self.ingest.received_steps - self._forgiven - int(self.untrained_steps), self.grad_steps,
+        self._last_progress, self._progress_due = time.monotonic(), False
+        msg = Progress("learner", self._next_seq(), self.books.owed_received, self.grad_steps,
                        self.cfg.utd_ratio, self.cfg.learning_starts, self.version, self.session,
-                       {name: s.received for name, s in self.ingest.senders.items()})
+                       {name: s.received for name, s in self.ingest.senders.items()}, self.ingest.settled())
         self.transport.publish(TOPIC_PROGRESS, encode(msg))
 
     def _next_seq(self) -> int:
@@ -331,11 +356,12 @@ class Learner:
         received = self.ingest.received_steps
         past_start = max(0, received - self.cfg.learning_starts)
         self._last_losses = losses
+        window, _ = self._utd_window.add(received, self.grad_steps)
         self.observers.pass_line({
             "time": time.time(), "epoch": self.passes, "steps": self.grad_steps, "env_steps": received,
             "buffer_size": self.replay.transitions, "drained": drained, "grad_steps": trained, **losses,
             "utd_target": self.cfg.utd_ratio, "utd_achieved": self.grad_steps / past_start if past_start else 0.0,
-            "ingest_tps": self._ingest_rate.add(received), "version": self.version,
+            "utd_window": round(window, 4), "ingest_tps": self._ingest_rate.add(received), "version": self.version,
             "untrained_steps": int(self.untrained_steps), "debt": round(self.debt, 1),
             "rejects": dict(self.ingest.rejects), "policy_lag": lag_summary(self.ingest.lag),
             "recent_return": self.recent_return(),
@@ -372,6 +398,7 @@ class Learner:
         received = self.ingest.received_steps
         past_start = max(0, received - self.cfg.learning_starts)
         replay = self.replay
+        window, window_steps = self._utd_window.add(received, self.grad_steps)
         return Health(
             time=time.time(), uptime_s=now - self._started, version=self.version, session=self.session,
             grad_steps=self.grad_steps, env_steps=received, episodes=self.ingest.episodes_done,
@@ -386,7 +413,7 @@ class Learner:
                                 cleared=replay.dropped_by_clear, with_state=round(replay.with_state, 3)) if replay else ReplayHealth(capacity=self.cfg.capacity),
             recent_return=self.recent_return(),
             saver=SaverHealth(**self.files.saver.stats()) if self.files is not None else None,
-            returns=tuple(list(self.ingest.returns)[-20:]),
+            returns=tuple(list(self.ingest.returns)[-20:]), utd_window=round(window, 4), utd_window_steps=window_steps,
         )
 
     # -- lifecycle -----------------------------------------------------------------------

@@ -111,6 +111,13 @@ def _positive(name: str, value: Any, limits: Limits) -> float:
     return value
 
 
+def _nonnegative(name: str, value: Any, limits: Limits) -> float:
+    value = _float(name, value, limits)
+    if value < 0:
+        raise ProtocolError("bad_value", f"{name}: {value} is below 0")
+    return value
+
+
 def _str(name: str, value: Any, limits: Limits) -> str:
     if type(value) is not str:
         raise ProtocolError("bad_type", f"{name}: expected a string")
@@ -206,7 +213,7 @@ _SCHEMA: dict[str, list[tuple[str, str, _Check, bool]]] = {
     ],
     "heartbeat": [
         ("round", "round", _uint, True), ("episodes", "episodes", _uint, True),
-        ("sent", "sent", _uint, True), ("dropped", "dropped", _uint, True),
+        ("sent", "sent", _uint, True), ("dropped", "dropped", _uint, True), ("held_s", "held_s", _nonnegative, False),
     ],
     "bye": [("sent", "sent", _uint, True), ("dropped", "dropped", _uint, True)],
     "weights": [
@@ -218,6 +225,7 @@ _SCHEMA: dict[str, list[tuple[str, str, _Check, bool]]] = {
         ("received", "received", _uint, True), ("grad_steps", "grad_steps", _uint, True), ("utd", "utd", _positive, True),
         ("learning_starts", "learning_starts", _uint, True), ("version", "version", _uint, True),
         ("session", "session", _uint, True), ("per_sender", "per_sender", _counts, False),
+        ("settled", "settled", _counts, False),
     ],
 }
 

@@ -34,7 +34,7 @@ from typing import Any, ClassVar, Union, get_args, get_origin, get_type_hints
 class ActorHealth:
     """The learner's books on one actor process (one entry of `actors`)."""
 
-    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"gaps"})
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"gaps", "held_s"})
 
     sender: str = ""
     age_s: float = 0.0  # silence as of the learner's last complete read of its queue
@@ -51,6 +51,7 @@ class ActorHealth:
     bots: tuple[str, ...] = ()
     eval_bots: tuple[str, ...] = ()
     bye: bool = False
+    held_s: float = 0.0  # seconds flow control held it back, as the actor reported (heartbeat)
 
     def to_wire(self) -> dict[str, Any]:
         return _plain(self)
@@ -102,7 +103,8 @@ class Health:
     """One health map. Field order is the wire's key order."""
 
     OPTIONAL: ClassVar[frozenset[str]] = frozenset(
-        {"ingest_tps", "losses", "unread_s", "debt", "untrained_steps", "threads", "saver"})
+        {"ingest_tps", "losses", "unread_s", "debt", "untrained_steps", "threads", "saver", "utd_window",
+         "utd_window_steps"})
 
     time: float = 0.0  # wall clock, seconds since the epoch
     uptime_s: float = 0.0
@@ -127,6 +129,13 @@ class Health:
     recent_return: float | None = None
     saver: SaverHealth | None = None
     returns: tuple[tuple[float, float, bool], ...] = ()  # the last 20 episodes: (time, return, eval)
+    utd_window: float = 0.0  # achieved UTD over the last utd_window_steps env steps past learning_starts
+    utd_window_steps: int = 0  # env steps that window spans (up to 2,000 and a pass)
+
+    @property
+    def held_s(self) -> float:
+        """Seconds flow control held the actors back, all together, as they reported."""
+        return sum(a.held_s for a in self.actors)
 
     def to_wire(self) -> dict[str, Any]:
         """The map as the metrics socket carries it (plain values: lists, maps, numbers, strings, nil)."""

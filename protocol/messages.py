@@ -99,6 +99,7 @@ class Heartbeat:
     episodes: int
     sent: int
     dropped: int
+    held_s: float | None = None  # seconds flow control held this sender back so far (1.2, optional)
 
 
 @dataclass(slots=True)
@@ -143,6 +144,7 @@ class Progress:
     version: int
     session: int
     per_sender: dict[str, int] | None = None
+    settled: dict[str, int] | None = None  # 1.2, optional: steps accepted or rejected, per sender, this session
 
 
 Message = Union[Hello, Experience, EpisodeStart, EpisodeEnd, Heartbeat, Bye, Weights, Progress]

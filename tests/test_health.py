@@ -22,9 +22,9 @@ SPEC = Path(__file__).resolve().parent.parent / "protocol" / "SPEC.md"
 # record renames its wire key, and every reader of the map would then read a default without a word.
 KEYS = {"time", "uptime_s", "version", "session", "grad_steps", "env_steps", "episodes", "utd_target",
         "utd_achieved", "updates_per_s", "ingest_tps", "actors", "losses", "unread_s", "debt", "untrained_steps",
-        "threads", "rejects", "policy_lag", "replay", "recent_return", "saver", "returns"}
+        "threads", "rejects", "policy_lag", "replay", "recent_return", "saver", "returns", "utd_window", "utd_window_steps"}
 ACTOR_KEYS = {"sender", "age_s", "alive", "received", "rejected", "sent", "dropped", "lost_msgs", "late_msgs", "gaps",
-              "round", "episodes", "bots", "eval_bots", "bye"}
+              "round", "episodes", "bots", "eval_bots", "bye", "held_s"}
 NESTED_KEYS = {"policy_lag": {"p50", "p90", "max"}, "replay": {"transitions", "capacity", "bytes", "cleared",
                                                                           "with_state"},
                "saver": {"saves", "skipped", "failures", "restarts", "busy", "last_ms", "last_path", "pid", "alive"}}
@@ -36,10 +36,10 @@ WIRE: dict[str, Any] = {
     "actors": [
         {"sender": "a0", "age_s": 0.25, "alive": True, "received": 600, "rejected": 16, "sent": 616, "dropped": 0,
          "lost_msgs": 0, "late_msgs": 1, "gaps": 0, "round": 2, "episodes": 3, "bots": ["0", "1"], "eval_bots": [],
-         "bye": False},
+         "bye": False, "held_s": 12.5},
         {"sender": "ev", "age_s": 12.0, "alive": False, "received": 600, "rejected": 0, "sent": 600, "dropped": 4,
          "lost_msgs": 2, "late_msgs": 0, "gaps": 1, "round": 0, "episodes": 2, "bots": [], "eval_bots": ["0"],
-         "bye": True}],
+         "bye": True, "held_s": 0.0}],
     "losses": {"critic_loss": 0.5, "actor_loss": -1.25, "alpha": 0.1}, "unread_s": 0.01, "debt": 3.5,
     "untrained_steps": 0, "threads": {"threads": 2, "switches": 1, "probes": 4, "median_ms": 3.25},
     "rejects": {"undecodable": 2}, "policy_lag": {"p50": 1.0, "p90": 2.0, "max": 3.0},
@@ -47,13 +47,15 @@ WIRE: dict[str, Any] = {
     "recent_return": -812.5,
     "saver": {"saves": 3, "skipped": 0, "failures": 0, "restarts": 0, "busy": False, "last_ms": 12.5,
               "last_path": "/tmp/x.sacl", "pid": 4242, "alive": True},
-    "returns": [[1764769990.0, -900.0, False], [1764769995.5, -800.0, True]],
+    "returns": [[1764769990.0, -900.0, False], [1764769995.5, -800.0, True]], "utd_window": 0.98,
+    "utd_window_steps": 2016,
 }
 
 
 def test_round_trip_through_msgpack_is_exact() -> None:
     health = Health.from_wire(WIRE)
     assert health.actors[1] == ActorHealth("ev", 12.0, False, 600, 0, 600, 4, 2, 0, 1, 0, 2, (), ("0",), True)
+    assert health.held_s == 12.5 and health.utd_window == 0.98
     assert health.saver is not None and health.saver.last_ms == 12.5 and health.policy_lag.max == 3.0
     assert health.returns[1] == (1764769995.5, -800.0, True)
     wire = msgpack.unpackb(msgpack.packb(health.to_wire()), strict_map_key=False)
@@ -85,7 +87,8 @@ def _without(path: tuple[str | int, ...]) -> dict[str, Any]:
 
 @pytest.mark.parametrize("path, default", [
     (("ingest_tps",), 0.0), (("losses",), {}), (("unread_s",), 0.0), (("debt",), 0.0), (("untrained_steps",), 0),
-    (("threads",), {}), (("saver",), None), (("actors", 0, "gaps"), 0), (("replay", "with_state"), 0.0)])
+    (("threads",), {}), (("saver",), None), (("actors", 0, "gaps"), 0), (("replay", "with_state"), 0.0),
+    (("utd_window",), 0.0), (("utd_window_steps",), 0), (("actors", 0, "held_s"), 0.0)])
 def test_a_key_an_older_learner_does_not_send_takes_its_default(path: tuple[str | int, ...], default: Any) -> None:
     wire = Health.from_wire(_without(path)).to_wire()
     node: Any = wire
