@@ -27,7 +27,7 @@ def bearing_to_them(env: TankRoyaleEnv) -> tuple[float, float]:
 
 
 def test_bearing_aim_holds_the_gun_on_a_still_target_at_the_offset_asked() -> None:
-    env = TankRoyaleEnv(opponent="SittingDuck", still=True, max_turns=200)
+    env = TankRoyaleEnv(opponent="SittingDuck", still=True, max_turns=200, aim="bearing")
     env.reset(seed=3)
     for offset in (0.0, 12.0, -25.0):
         for _ in range(30):  # found by the radar, then at most 180 / 20 turns of gun travel
@@ -129,7 +129,7 @@ def test_the_aim_reward_pays_shots_along_the_bearing_and_not_shots_off_it() -> N
     from actor.bots.tankroyale.brain import TankRewards
 
     def paid(aim_offset: float, weight: float) -> tuple[float, int]:
-        env = TankRoyaleEnv(opponent="SittingDuck", still=True, max_turns=60, repeat=30,
+        env = TankRoyaleEnv(opponent="SittingDuck", still=True, max_turns=60, repeat=30, aim="bearing",
                             rewards=TankRewards(aim=weight))
         env.reset(seed=3)
         total = 0.0

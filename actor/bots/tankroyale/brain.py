@@ -7,8 +7,9 @@ Observation: 35 numbers, each scaled to about [-1, 1] (OBSERVATION lists them).
 Action: 4 numbers: target speed [-8, 8] units/turn, the body's turn [-10, 10],
 the gun's aim [-30, 30] and fire power [0, 3] (below 0.1 holds fire; the
 game's smallest shot is 0.1). How they become orders is TankControls': by
-default, once the enemy was seen, the aim is an offset in degrees from its
-bearing, which the gun turns toward every turn (body turns do not carry it),
+default, once the enemy was seen, the speed is an offset back from full ahead,
+the aim picks a point on the enemy's course between where it is now and where
+a bullet meets it, which the gun turns toward every turn (body turns do not carry it),
 the body's turn is a heading offset from broadside to it (x 9 degrees), and the
 radar sweeps across the last scan so the enemy is seen every turn.
 Reward per turn (weights in TankRewards): damage dealt and taken by bullets and
@@ -74,13 +75,13 @@ class TankRewards:
 class TankControls:
     """How the action's aim and the radar become orders (README, Tank Royale: what each form measured)."""
 
-    aim: str = field(default="bearing", metadata={"help": "bearing: the gun action is an offset in degrees from the "
-                                                          "enemy's bearing, turned toward every turn; lead: from "
-                                                          "where a bullet of the chosen power meets the enemy if it "
-                                                          "keeps its speed and heading; path: a point on that "
-                                                          "course, from where the enemy is now (-30) to where the "
-                                                          "bullet meets it (+30); rate: a gun turn rate that "
-                                                          "rides on the body (the first form)"})
+    aim: str = field(default="path", metadata={"help": "path: the gun action picks a point on the enemy's course "
+                                                       "(if it keeps its speed and heading), from where it is now "
+                                                       "(-30) to where a bullet of the chosen power meets it (+30), "
+                                                       "turned toward every turn; bearing: an offset in degrees "
+                                                       "from the enemy's bearing; lead: an offset from where the "
+                                                       "bullet meets it; rate: a gun turn rate that rides on the "
+                                                       "body (the first form)"})
     radar: str = field(default="lock", metadata={"help": "lock: sweep across the last scan, so the enemy is seen "
                                                          "every turn; spin: full rate always (scans up to 8 turns old)"})
     move: str = field(default="bearing", metadata={"help": "bearing: the body-turn action is a heading offset from "

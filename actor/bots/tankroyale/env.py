@@ -2,7 +2,7 @@
 
     gymnasium.make("TankRoyale-v0", opponent="SpinBot", arena=(800, 600), max_turns=2000, seed=0)
     opponent="SpinBot+Walls+RamFire" or "all": each episode draws one of them (info["opponent"] names it)
-    aim="bearing"|"lead"|"rate", radar="lock"|"spin", move="bearing"|"rate", speed="ahead"|"target",
+    aim="path"|"bearing"|"lead"|"rate", radar="lock"|"spin", move="bearing"|"rate", speed="ahead"|"target",
     repeat=N: the action's form
     (TankControls); still=True: our tank cannot move or turn its body (the aiming rung of the ladder)
 
