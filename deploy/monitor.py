@@ -23,17 +23,21 @@ def _table(h: Health) -> Any:
     head.add_row(f"uptime {h.uptime_s:.0f} s", f"weights v{h.version}", f"env steps {h.env_steps:,}",
                  f"grad steps {h.grad_steps:,}", f"UTD {h.utd_achieved:.2f} / {h.utd_target:g}",
                  f"ingest {h.ingest_tps:,.0f}/s", f"return {ret:.1f}" if ret is not None else "return -")
+    # What flow control holds: the achieved UTD of the last ~2,000 steps against the target, and what it cost the
+    # rate-limited actors (seconds held back, all together).
+    head.add_row(f"UTD last {h.utd_window_steps:,} steps {h.utd_window:.2f} / {h.utd_target:g}",
+                 f"actors held back {h.held_s:,.1f} s", f"debt {h.debt:,.0f}", f"untrained {h.untrained_steps:,}")
     saver = h.saver
     head.add_row(f"replay {h.replay.transitions:,}/{h.replay.capacity:,}", f"lag p50 {h.policy_lag.p50:.0f} "
                  f"max {h.policy_lag.max:.0f}", f"rejects {h.rejects or 'none'}",
                  f"saves {saver.saves} failed {saver.failures}" if saver else "checkpoints off")
     actors = Table(title="actors")
-    for col in ("actor", "state", "last seen", "sent", "received", "dropped", "rejected", "episodes"):
+    for col in ("actor", "state", "last seen", "sent", "received", "dropped", "rejected", "episodes", "held"):
         actors.add_column(col, justify="right" if col not in ("actor", "state") else "left")
     for a in h.actors:
         state = "[green]alive" if a.alive else ("bye" if a.bye else "[red]DEAD")
         actors.add_row(a.sender, state, f"{a.age_s:.1f} s", f"{a.sent:,}", f"{a.received:,}",
-                       f"{a.dropped:,}", f"{a.rejected:,}", str(a.episodes))
+                       f"{a.dropped:,}", f"{a.rejected:,}", str(a.episodes), f"{a.held_s:,.1f} s")
     return Group(head, actors)
 
 
