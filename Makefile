@@ -1,8 +1,13 @@
 # The two commands: `make demo` runs the main job, `make test` runs the tests.
-# Both create .venv when it is missing; torch==2.13.0 goes in first (the CPU
-# build on this machine's disk), then the project with its extras. A stamp
-# file makes them quick when nothing changed. The install compiles the native
-# experience decoder (protocol/_fastwire.c); `make test` fails if it is missing.
+# Both create .venv when it is missing; torch==2.13.0 goes in first, then the
+# project with its extras. On Linux x86-64 pip installs PyTorch's CUDA build
+# (2.13.0+cu130, NVIDIA's CUDA libraries included; it runs on the CPU too):
+# the .venv is about 5.2 GB, 2.7 GB of it the CUDA libraries. For the CPU-only
+# build, install torch==2.13.0 from PyTorch's CPU wheel index into .venv first
+# (docs/running.md, Installing); the torch line below then finds it there.
+# A stamp file makes them quick when nothing changed. The install compiles the
+# native experience decoder (protocol/_fastwire.c); `make test` fails if it is
+# missing.
 
 PYTHON ?= python3
 VENV := .venv
