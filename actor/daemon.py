@@ -20,8 +20,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-import actor.bots.tankroyale.env  # noqa: F401 - registers TankRoyale-v0 for --env (needs no bot API)
-import actor.envs  # noqa: F401 - registers the memory tasks (saclstm/DelayedRecall-v0, ...) for --env
+import actor.envs  # noqa: F401 - registers saclstm's environments for --env (the memory tasks, TankRoyale-v0)
 from actor.client import BotClient
 from actor.config import ActorConfig
 from actor.link import ActorLink, BotSpec

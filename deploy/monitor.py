@@ -8,9 +8,7 @@ import sys
 import time
 from typing import Any
 
-import msgpack
-import zmq
-
+from deploy.watch import HealthWatch
 from protocol.health import Health, HealthReader
 
 
@@ -56,23 +54,18 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    ctx = zmq.Context()
-    sub = ctx.socket(zmq.SUB)
-    sub.setsockopt(zmq.LINGER, 0)
+    keys = None
     if args.curve_server_key:
         from protocol.curve import ClientKeys, KeyFileError
 
         try:
-            ClientKeys.load(args.curve_server_key, args.curve_secret).apply(sub)
+            keys = ClientKeys.load(args.curve_server_key, args.curve_secret)
         except KeyFileError as exc:
             print(f"saclstm monitor: {exc}", file=sys.stderr)
             return 2
-    sub.setsockopt(zmq.SUBSCRIBE, b"health")
-    if args.passes:
-        sub.setsockopt(zmq.SUBSCRIBE, b"metrics")
-    sub.connect(args.endpoint)
-    seen, last = 0, time.monotonic()
     reader = HealthReader(lambda text: print(f"saclstm monitor: {text}", file=sys.stderr))
+    watch = HealthWatch(args.endpoint, reader, keys, passes=args.passes)
+    seen = 0
     live = None
     if not args.json:
         from rich.live import Live
@@ -81,27 +74,23 @@ def main(argv: list[str] | None = None) -> int:
         live.start()
     try:
         while args.count == 0 or seen < args.count:
-            if not sub.poll(250):
-                if args.timeout and time.monotonic() - last > args.timeout:
-                    print(f"saclstm monitor: nothing from {args.endpoint} for {args.timeout:g} s", file=sys.stderr)
-                    return 1
-                continue
-            topic, payload = sub.recv_multipart()
-            last = time.monotonic()
-            data = msgpack.unpackb(payload, strict_map_key=False)
-            if topic == b"health":
-                if not reader.take(data):
-                    continue  # reported on stderr (once per reason), not counted
-                seen += 1
-            if args.json:  # the map as the learner sent it (keys a newer learner adds included), once it decodes
-                print(json.dumps({"topic": topic.decode(), **data}), flush=True)
-            elif topic == b"health" and live is not None:
-                live.update(_table(reader.latest))
+            got = watch.poll(250)
+            if not got and args.timeout and time.monotonic() - watch.heard > args.timeout:
+                print(f"saclstm monitor: nothing from {args.endpoint} for {args.timeout:g} s", file=sys.stderr)
+                return 1
+            for topic, data in got:  # a health map that did not decode is not here: reported once per reason
+                if topic == "health":
+                    seen += 1
+                if args.json:  # the map as the learner sent it (keys a newer learner adds included), once it decodes
+                    print(json.dumps({"topic": topic, **data}), flush=True)
+                elif topic == "health" and live is not None:
+                    live.update(_table(reader.latest))
+                if args.count and seen >= args.count:
+                    break
     except KeyboardInterrupt:
         pass
     finally:
         if live is not None:
             live.stop()
-        sub.close(0)
-        ctx.term()
+        watch.close()
     return 0

@@ -9,13 +9,17 @@ from pathlib import Path
 
 
 def read_metrics(path: str | Path) -> list[dict]:
+    """The learner's metrics.jsonl lines (one per training pass); none when there is no file, and a line cut
+    by a crash is skipped, the rest kept. Every kind of run's curves read the learner's side from here."""
+    if not Path(path).exists():
+        return []
     rows = []
     with open(path) as fh:
         for line in fh:
             try:
                 rows.append(json.loads(line))
             except json.JSONDecodeError:
-                continue  # a line cut by a crash: skip it, keep the rest
+                continue
     return rows
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import msgpack
 import zmq
 
 
@@ -98,27 +97,3 @@ TOPIC_WEIGHTS = b"weights"
 TOPIC_PROGRESS = b"progress"
 TOPIC_METRICS = b"metrics"
 TOPIC_HEALTH = b"health"
-
-
-class HealthFeed:
-    """A learner's `health` topic as the launchers watch it: the newest map, refreshed by `poll`."""
-
-    def __init__(self, endpoint: str) -> None:
-        self.ctx = zmq.Context()
-        self.sock = self.ctx.socket(zmq.SUB)
-        self.sock.setsockopt(zmq.SUBSCRIBE, TOPIC_HEALTH)
-        self.sock.setsockopt(zmq.LINGER, 0)
-        self.sock.connect(endpoint)
-        self.latest: dict[str, Any] = {}
-
-    def poll(self, timeout_ms: int = 0) -> bool:
-        """Wait up to `timeout_ms` for a health map, then take all that are queued; True if any came."""
-        got = False
-        while self.sock.poll(0 if got else timeout_ms):
-            self.latest = msgpack.unpackb(self.sock.recv_multipart()[1], strict_map_key=False)
-            got = True
-        return got
-
-    def close(self) -> None:
-        self.sock.close(0)
-        self.ctx.term()

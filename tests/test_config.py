@@ -135,8 +135,8 @@ def test_every_shipped_config_builds(path: Path) -> None:
     import tomllib
 
     from actor.bots.tankroyale.brain import TankControls, TankRewards
-    from actor.bots.tankroyale.train import BattleConfig
     from deploy.launcher import RunConfig
+    from deploy.tank.train import BattleConfig
 
     tables = tomllib.loads(path.read_text())
     kinds = {"learner": LearnerConfig, "actor": ActorConfig, "run": RunConfig, "battle": BattleConfig,

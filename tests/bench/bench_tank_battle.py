@@ -94,7 +94,7 @@ def main() -> None:
         print(f"training at auto pace (2 tanks): {s['rounds']} rounds in {s['played_s']:.0f} s = "
               f"{result['rounds_per_hour']} rounds/hour, UTD {result['utd_achieved_auto_pace']} (target 1)")
     if args.checkpoint:
-        from actor.bots.tankroyale.evaluate import evaluate
+        from deploy.tank.evaluate import evaluate
 
         for key, opponent in (("stationary", "SittingDuck"), ("spinner", "SpinBot")):
             r = evaluate(args.checkpoint, opponent, args.eval_rounds)

@@ -30,7 +30,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from actor.bots.tankroyale.battle import wilson  # noqa: E402
+from deploy.tank.battle import wilson  # noqa: E402
 
 SIX = ("SittingDuck", "SpinBot", "Walls", "RamFire", "Tracker", "TrackFire")
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from actor.bots.tankroyale.brain import ACT_HIGH, ACT_LOW, OBS_DIM
-from actor.bots.tankroyale.evaluate import checkpoint_problem
+from actor.bots.tankroyale.fits import checkpoint_problem
 from tests.procs import free_port
 
 
@@ -54,7 +54,7 @@ def test_a_checkpoint_of_the_tank_passes(tmp_path: Path) -> None:
 @pytest.mark.parametrize("fault", sorted(BAD))
 def test_tank_eval_stops_at_once_with_the_file_and_the_reason(fault: str, tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
-    from actor.bots.tankroyale.evaluate import main
+    from deploy.tank.evaluate import main
 
     make, reason = BAD[fault]
     path = make(tmp_path / "bad.sacl")

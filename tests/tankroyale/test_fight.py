@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from actor.bots.tankroyale.battle import RoundRecord, fight_stats
 from actor.bots.tankroyale.engine import Engine, Participant, Setup
 from actor.bots.tankroyale.env import TankRoyaleEnv
 from actor.bots.tankroyale.fight import Fight, Frame, killer
 from actor.bots.tankroyale.opponents import act_on_turn, make
 from actor.bots.tankroyale.rules import RAM_DAMAGE
+from deploy.tank.battle import RoundRecord, fight_stats
 
 SETUP = Setup(arena_width=400, arena_height=400, number_of_rounds=1)
 

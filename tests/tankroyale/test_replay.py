@@ -130,7 +130,7 @@ def test_tank_eval_reports_the_fight_and_writes_a_replay_of_every_round(tmp_path
     """A real evaluation (our server, the tank on a checkpoint, the opponent on the official bot API): the
     report and --out carry the fight, and --replay holds a page per round with every turn the server played."""
     pytest.importorskip("robocode_tank_royale")
-    from actor.bots.tankroyale.evaluate import main
+    from deploy.tank.evaluate import main
     from tests.tankroyale.test_eval_honesty import checkpoint
 
     good, out, pages = checkpoint(tmp_path / "good.sacl"), tmp_path / "eval.json", tmp_path / "replays"

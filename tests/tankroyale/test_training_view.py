@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from actor.bots.tankroyale.battle import RoundRecord
-from actor.bots.tankroyale.curves import figure, read_metrics, rolling, rolling_ratio
-from actor.bots.tankroyale.progress import BattleView
-from actor.bots.tankroyale.train import BattleConfig, TankTrainer
+from deploy.plot import read_metrics
+from deploy.tank.battle import RoundRecord
+from deploy.tank.curves import figure, rolling, rolling_ratio
+from deploy.tank.progress import BattleView
+from deploy.tank.train import BattleConfig, TankTrainer
 from protocol.health import Health
 
 # (opponent, won, shots, hits, dealt, taken, ending)

@@ -8,12 +8,13 @@
                           orders (TankControls: the action's forms; pure, no bot API)
     tank.py               our tank on the official Python bot API
     opponents.py          scripted opponents (sample-bot behaviours) and two baselines
-    env.py                TankRoyale-v0: the engine as a Gymnasium environment, no sockets
-    battle.py             arenas: a server, bot processes and a controller playing games back to back
+    env.py                TankRoyale-v0: the engine as a Gymnasium environment, no sockets (registered by
+                          name in actor/envs/, so the actor daemon does not import the game)
     fight.py              a round's fight from the observer's turns: shots, hits, damage, how it was won
     replay.py             a round as a self-contained HTML page (`tank-eval --replay`)
-    train.py, progress.py, curves.py   `saclstm tank-train`
-    evaluate.py           `saclstm tank-eval`
+    fits.py               whether a checkpoint can play our tank
     cli.py                `saclstm tank`
-The rest of the project knows Tank Royale only as a bot, an environment id and commands.
+Runs of the game (`saclstm tank-train`, `tank-eval`, the arenas they play) are deploy/tank/'s, beside
+every other kind of run; the rest of the project knows Tank Royale only as a bot, an environment id and
+commands.
 """

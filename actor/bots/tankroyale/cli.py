@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         args.flow = "realtime"  # a game at 30 turns per second never waits for the learner
     cfg = load_or_exit(ActorConfig, args, "actor", "saclstm tank")
     if cfg.eval_mode and cfg.checkpoint:  # evaluating a file: one that cannot play stops us, not a log line
-        from actor.bots.tankroyale.evaluate import checkpoint_problem
+        from actor.bots.tankroyale.fits import checkpoint_problem
 
         if (problem := checkpoint_problem(cfg.checkpoint)) is not None:
             print(f"saclstm tank: {problem}", file=sys.stderr)
@@ -63,11 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=cfg.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from robocode_tank_royale.bot_api import BotInfo
 
-    from actor.bots.tankroyale.battle import interrupt
-
     # SIGTERM (a launcher stopping us, or our lifeline when it died) stops us as Ctrl-C does: the finally
     # below flushes what is buffered and says bye, so the learner's books close.
-    signal.signal(signal.SIGTERM, interrupt)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     client = BotClient.connect(cfg, args.name, *spec())
     info = BotInfo(name=args.name, version="0.1.0", authors=["saclstm"])
     try:

@@ -11,6 +11,9 @@ UTD is held by the game's pace, never by stalling a turn: our tanks run realtime
 on the learner; a full send queue drops and counts), and with `tps = 0` (auto) the controller sets
 the servers' turns per second from the learner's measured pace, so that the achieved UTD stays near
 its target. A fixed `tps` plays at that pace whatever the learner does.
+
+The lifecycle (the learner, start, watch, stop, the children's lifelines) is deploy/run.py's, shared
+with `saclstm run`; this file is the kind: its config, its arenas, its pace and its summary.
 """
 
 from __future__ import annotations
@@ -18,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import signal
 import sys
 import threading
 import time
@@ -26,14 +28,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from actor.bots.tankroyale.battle import Arena, Children, RoundLog, free_port
 from actor.bots.tankroyale.engine import Setup
+from deploy.children import loopback
+from deploy.progress import LiveView
+from deploy.run import Run
+from deploy.tank.battle import OURS, Arena, RoundLog
 from protocol.config import ConfigError, add_flags, build, check, given_flags, read_toml
-from protocol.health import Health, HealthReader
-from protocol.sockets import HealthFeed
 
-TANK_TOML = Path(__file__).resolve().parents[3] / "deploy" / "tank.toml"
-OURS = "saclstm-tank"
+TANK_TOML = Path(__file__).resolve().parents[1] / "tank.toml"
 
 
 def _f(default: Any, help: str) -> Any:  # noqa: A002
@@ -136,42 +138,27 @@ class TrainingClock:
         write_atomic(self.path, json.dumps({"seconds": round(total, 1)}).encode())
 
 
-class TankTrainer:
-    """Owns the learner, the arenas and their processes; every path out of `run` stops them all."""
+class TankTrainer(Run):
+    """`tank-train`: arenas of our tanks against scripted opponents, sharing one round budget."""
+
+    stopping_line = "stopping: games, then tanks (final flush), then the learner (final save)..."
 
     def __init__(self, cfg: BattleConfig, config_path: str | None, learner_args: list[str],
                  tank_args: list[str]) -> None:
-        self.cfg, self.config_path = cfg, config_path
-        self.dir = Path(cfg.run_dir or f"runs/tank-{time.strftime('%Y%m%d-%H%M%S')}")
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self.children = Children(self.dir)
-        self.learner_args, self.tank_args = learner_args, tank_args
-        self.eps = {k: f"tcp://127.0.0.1:{free_port()}" for k in ("ingest", "weights", "metrics")}
-        self.checkpoint = self.dir / "checkpoints" / "live.sacl"
+        directory = Path(cfg.run_dir or f"runs/tank-{time.strftime('%Y%m%d-%H%M%S')}")
+        super().__init__(directory, config_path, learner_args, loopback("ingest", "weights", "metrics"),
+                         directory / "checkpoints" / "live.sacl", start_timeout_s=180.0, stop_timeout_s=180.0)
+        self.cfg, self.tank_args = cfg, tank_args
         self.log = RoundLog(self.dir / "rounds.jsonl")
         self.servers: list[Any] = []
         self.arenas: list[Arena] = []
-        self._health = HealthReader(lambda text: print(text, file=sys.stderr))
-        self.stopping = False
         self._lock = threading.Lock()
         self._games_claimed = 0
         self.clock = TrainingClock(self.dir / "training-time.json")
-
-    @property
-    def health(self) -> Health:
-        """The learner's newest health record (all zeros before its first)."""
-        return self._health.latest
+        self.pace = Pace(1.0, cfg.tanks, cfg.max_tps) if cfg.tps == 0 else None
+        self._paced = (0.0, 0, 0)  # (when, env steps, gradient steps) at the last pace update
 
     # -- processes -------------------------------------------------------------------------
-
-    def _config_args(self) -> list[str]:
-        return ["--config", self.config_path] if self.config_path else []
-
-    def _start_learner(self) -> None:
-        self.children.start("learner", "deploy", "learner", *self._config_args(), "--ingest", self.eps["ingest"],
-                            "--weights", self.eps["weights"], "--metrics", self.eps["metrics"],
-                            "--metrics-path", str(self.dir / "metrics.jsonl"), "--weights-path", str(self.checkpoint),
-                            *self.learner_args)
 
     def _start_arena(self, i: int) -> Arena:
         c = self.cfg
@@ -186,7 +173,7 @@ class TankTrainer:
             self.servers.append(server)
             url, secret, ctl_secret = server.url, None, None
         secret_args = ["--server-secret", secret] if secret else []
-        self.children.start(f"tank{i}", "deploy", "tank", *self._config_args(), "--server", url, *secret_args,
+        self.children.start(f"tank{i}", "deploy", "tank", *self.config_args, "--server", url, *secret_args,
                             "--name", OURS, "--actor-id", f"tank{i}", "--ingest", self.eps["ingest"],
                             "--weights", self.eps["weights"], "--seed", str(1000 * (i + 1)), "--retry-s", "60",
                             *self.tank_args)
@@ -211,81 +198,45 @@ class TankTrainer:
 
     # -- the run ---------------------------------------------------------------------------
 
-    def run(self) -> int:
-        signal.signal(signal.SIGINT, lambda *_: self._interrupt())
-        signal.signal(signal.SIGTERM, lambda *_: self._interrupt())
-        feed = HealthFeed(self.eps["metrics"])
-        ok = False
-        try:
-            self._start_learner()
-            if not self._await_learner(feed):
-                return 1
-            self.arenas = [self._start_arena(i) for i in range(self.cfg.tanks)]
-            self.clock.start()
-            ok = self._watch(feed)
-        finally:
-            self.clock.stop()
-            self._shutdown(feed)
-            feed.close()
-        return self._summary(ok)
+    def play(self) -> bool:
+        from deploy.tank.progress import BattleView
 
-    def _interrupt(self) -> None:
-        if not self.stopping:
-            self.stopping = True
-            print("\nstopping: games, then tanks (final flush), then the learner (final save)...", file=sys.stderr)
-
-    def _await_learner(self, feed: HealthFeed, timeout: float = 180.0) -> bool:
-        deadline = time.monotonic() + timeout
-        learner = self.children.procs["learner"]
-        while time.monotonic() < deadline and not self.stopping:
-            if learner.poll() is not None:
-                print(f"the learner exited with {learner.returncode} at start:\n{self.children.tail('learner')}",
-                      file=sys.stderr)
-                return False
-            if feed.poll(200) and self._health.take(feed.latest):
-                return True
-        return False
-
-    def _watch(self, feed: HealthFeed) -> bool:
-        from actor.bots.tankroyale.progress import BattleView
-
-        pace = Pace(self._utd(), self.cfg.tanks, self.cfg.max_tps) if self.cfg.tps == 0 else None
-        last = (time.monotonic(), self.health.env_steps, self.health.grad_steps)
+        self.arenas = [self._start_arena(i) for i in range(self.cfg.tanks)]
+        self.clock.start()
+        if self.pace is not None:
+            self.pace.utd = float(self.health.utd_target or 1.0)
+        self._paced = (time.monotonic(), self.health.env_steps, self.health.grad_steps)
         with BattleView(self, enabled=self.cfg.progress) as view:
-            while not self.stopping:
-                if feed.poll(250):
-                    self._health.take(feed.latest)
-                view.update()
-                if (problem := self._problem()) is not None:
-                    view.stop()
-                    print(problem, file=sys.stderr)
-                    return False
-                if all(not a.alive for a in self.arenas):
-                    return True
-                if self.cfg.minutes and self.clock.seconds() >= 60 * self.cfg.minutes:
-                    print(f"\n{self.cfg.minutes:g} minutes of training: stopping", file=sys.stderr)
-                    return True
-                now = time.monotonic()
-                if pace is not None and now - last[0] >= 5.0:
-                    env, grad = self.health.env_steps, self.health.grad_steps
-                    tps = pace.update(env - last[1], grad - last[2], grad > 0)
-                    for arena in self.arenas:
-                        arena.tps_wanted = tps
-                    last = (now, env, grad)
-        return False
+            return self.watch_until_done(view)
 
-    def _utd(self) -> float:
-        return float(self.health.utd_target or 1.0)
-
-    def _problem(self) -> str | None:
-        learner = self.children.procs["learner"]
-        if learner.poll() is not None:
-            return f"the learner exited with {learner.returncode}:\n{self.children.tail('learner')}"
-        for name, proc in self.children.procs.items():
-            if name != "learner" and proc.poll() is not None and not self.stopping:
-                return f"{name} exited with {proc.returncode}:\n{self.children.tail(name)}"
+    def problem(self) -> str | None:
+        if (learner := super().problem()) is not None:
+            return learner
+        for name in self.children.procs:
+            code = self.children.exited(name)
+            if name != "learner" and code is not None and not self.stopping:
+                return f"{name} exited with {code}:\n{self.children.tail(name)}"
         errors = [a.error for a in self.arenas if a.error]
         return errors[0] if errors else None
+
+    def done(self) -> bool:
+        if all(not a.alive for a in self.arenas):
+            return True
+        if self.cfg.minutes and self.clock.seconds() >= 60 * self.cfg.minutes:
+            print(f"\n{self.cfg.minutes:g} minutes of training: stopping", file=sys.stderr)
+            return True
+        return False
+
+    def tick(self, view: LiveView) -> None:
+        """Auto pace: every 5 s, the servers' turns per second from the learner's achieved UTD."""
+        now, (then, env0, grad0) = time.monotonic(), self._paced
+        if self.pace is None or now - then < 5.0:
+            return
+        env, grad = self.health.env_steps, self.health.grad_steps
+        tps = self.pace.update(env - env0, grad - grad0, grad > 0)
+        for arena in self.arenas:
+            arena.tps_wanted = tps
+        self._paced = (now, env, grad)
 
     def skipped_turns(self) -> int:
         return sum(s.stats.get("skipped_turns", 0) for s in self.servers)
@@ -293,7 +244,10 @@ class TankTrainer:
     def turns(self) -> int:
         return sum(s.stats.get("turns", 0) for s in self.servers)
 
-    def _shutdown(self, feed: HealthFeed) -> None:
+    def stop_children(self) -> None:
+        """The games, then the tanks (their final flush, then the learner's books on them), the opponents and
+        the servers; the learner is stopped after this."""
+        self.clock.stop()
         self.stopping = True
         for arena in self.arenas:
             arena.stop()
@@ -301,31 +255,29 @@ class TankTrainer:
             arena.join(10)
         tanks = [n for n in self.children.procs if n.startswith("tank")]
         self.children.stop(tanks, 30)
-        self._await_books(feed, tanks)
+        self._await_books(tanks)
         self.children.stop([n for n in self.children.procs if n.startswith("arena")], 10)
         for server in self.servers:
             server.close()
-        self.children.stop(["learner"], 180)
 
-    def _await_books(self, feed: HealthFeed, tanks: list[str], timeout: float = 15.0) -> None:
+    def _await_books(self, tanks: list[str], timeout: float = 15.0) -> None:
         """After the tanks' bye: the learner's health once every step they sent is received or rejected."""
-        learner = self.children.procs.get("learner")
         deadline = time.monotonic() + timeout
-        while learner is not None and learner.poll() is None and time.monotonic() < deadline:
+        while self.children.exited("learner") is None and time.monotonic() < deadline:
             books = {a.sender: a for a in self.health.actors}
             if all(t in books and books[t].bye and books[t].received + books[t].rejected >= books[t].sent
                    for t in tanks):
                 return
-            if feed.poll(250):
-                self._health.take(feed.latest)
+            self.look(250)
 
     def _summary(self, ok: bool) -> int:
         """Curves, the summary lines and summary.json: win rates, how the rounds were fought, the learner."""
-        from actor.bots.tankroyale.curves import plot_rounds, read_metrics
-        from actor.bots.tankroyale.progress import alpha_entropy, opponent_lines
+        from deploy.plot import read_metrics
+        from deploy.tank.curves import plot_rounds
+        from deploy.tank.progress import alpha_entropy, opponent_lines
 
         png = plot_rounds(self.log.rounds, self.dir / "tank-curves.png", title=str(self.dir),
-                          metrics=read_metrics(self.dir / "metrics.jsonl"))
+                          metrics=read_metrics(self.metrics_path))
         h = self.health
         per = self.log.by_opponent()
         recent = self.log.by_opponent(last=50)
@@ -344,13 +296,11 @@ class TankTrainer:
                  f"curves           {png}" if png else "curves           none (no round ended)",
                  f"checkpoint       {self.checkpoint}" if self.checkpoint.exists() else "checkpoint       none",
                  f"logs             {self.dir}/*.log"]
-        print("\n".join(lines))
-        (self.dir / "summary.json").write_text(json.dumps({
+        self.write_summary(lines, {
             "completed": ok, "rounds": len(self.log.rounds), "by_opponent": per, "last50": recent,
             "training_s": round(self.clock.before, 1),
             "turns": turns, "skipped_turns": skipped, "health": h.to_wire(), "curves": str(png) if png else None,
-            "alpha": h.losses.get("alpha"), "entropy": h.losses.get("entropy")},
-            indent=1, default=str))
+            "alpha": h.losses.get("alpha"), "entropy": h.losses.get("entropy")})
         return 0 if ok else 1
 
 

@@ -8,7 +8,6 @@ older logs, without fight fields, count for the win and score panels only.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -29,19 +28,6 @@ def rolling_ratio(num: list[float], den: list[float], window: int) -> list[float
     where the window's den is 0 (no shot: no hit rate)."""
     a, b = rolling(num, window), rolling(den, window)
     return [x / y if y else float("nan") for x, y in zip(a, b)]
-
-
-def read_metrics(path: Path) -> list[dict[str, Any]]:
-    """The learner's metrics.jsonl lines (one per training pass); a line cut by a crash is skipped."""
-    if not path.exists():
-        return []
-    rows = []
-    for line in path.read_text().splitlines():
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return rows
 
 
 def plot_rounds(rounds: list[dict[str, Any]], path: Path, title: str = "", window: int = 20,

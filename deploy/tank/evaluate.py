@@ -6,12 +6,13 @@ Three matchups play the same battles (one game of `rounds` rounds each, the same
 same start positions): our tank (deterministic policy from the checkpoint, eval mode: no experience
 leaves it, no learner needed) against the opponent, then RandomBot and HeadOnBot in our tank's place.
 Each gets its win rate with a 95% Wilson interval and its mean round score, and how it fought (from the
-server's observer ticks, fight.py): its hit rate, the damage it dealt and took per round, and of the rounds
-it won, the share it won by destroying the opponent and by outlasting it (the opponent died otherwise, of
-inactivity or a wall, or the round ended). `--out` writes them as JSON. `--replay DIR` writes a page per
-round our tank played (DIR/round-001.html, ...; replay.py) to watch in a browser. The matchups run side by
-side, each in an arena of its own (our server on a thread, two bot processes). A checkpoint that does not
-load, or whose actor does not fit the tank, stops the command before any battle (checkpoint_problem).
+server's observer ticks, actor/bots/tankroyale/fight.py): its hit rate, the damage it dealt and took per
+round, and of the rounds it won, the share it won by destroying the opponent and by outlasting it (the
+opponent died otherwise, of inactivity or a wall, or the round ended). `--out` writes them as JSON.
+`--replay DIR` writes a page per round our tank played (DIR/round-001.html, ...;
+actor/bots/tankroyale/replay.py) to watch in a browser. The matchups run side by side, each in an arena
+of its own (our server on a thread, two bot processes). A checkpoint that does not load, or whose actor
+does not fit the tank, stops the command before any battle (actor/bots/tankroyale/fits.py).
 """
 
 from __future__ import annotations
@@ -25,42 +26,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from actor.bots.tankroyale.battle import Arena, Children, RoundRecord, fight_stats, free_port, interrupt, wilson
 from actor.bots.tankroyale.engine import Setup
-from actor.bots.tankroyale.train import OURS
+from actor.bots.tankroyale.fits import checkpoint_problem
+from deploy.children import Children, free_port
+from deploy.tank.battle import OURS, Arena, RoundRecord, fight_stats, wilson
 
 BASELINES = ("RandomBot", "HeadOnBot")
-
-
-def checkpoint_problem(path: str | Path) -> str | None:
-    """Why the checkpoint at `path` cannot play our tank ("checkpoint PATH: reason"), or None when it can.
-
-    A tank whose checkpoint does not load only logs a line and plays on without it, so an evaluation of a
-    bad file would print a win rate that measures no checkpoint at all. `tank-eval` and `tank --eval` ask
-    this first and stop. The actor must also fit the tank: its observation and action widths and its action
-    bounds are the tank's (brain.py), or its actions would be read against the wrong numbers.
-    """
-    import numpy as np
-
-    from actor.bots.tankroyale.brain import ACT_HIGH, ACT_LOW, OBS_DIM
-    from actor.store import policy_from_checkpoint
-    from protocol.checkpoint import CheckpointError, decode_checkpoint
-
-    if not Path(path).is_file():
-        return f"no checkpoint file at {path}"
-    try:
-        arch = policy_from_checkpoint(*decode_checkpoint(Path(path).read_bytes())).arch
-    except (OSError, CheckpointError, ValueError, KeyError, TypeError) as exc:
-        return f"checkpoint {path} not usable: {exc}"
-    misfit = f"checkpoint {path} does not fit the tank:"
-    if arch.obs_dim != OBS_DIM:
-        return f"{misfit} its actor reads {arch.obs_dim} observations, the tank gives {OBS_DIM}"
-    if arch.act_dim != len(ACT_LOW):
-        return f"{misfit} its actor gives {arch.act_dim} actions, the tank takes {len(ACT_LOW)}"
-    if not (np.allclose(arch.act_low, ACT_LOW, atol=1e-5) and np.allclose(arch.act_high, ACT_HIGH, atol=1e-5)):
-        return (f"{misfit} its action bounds {list(arch.act_low)} .. {list(arch.act_high)} are not the tank's "
-                f"{ACT_LOW.tolist()} .. {ACT_HIGH.tolist()}")
-    return None
 
 
 def summarise(records: list[RoundRecord]) -> dict[str, Any]:
@@ -160,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.rounds < 1:
         print(f"saclstm tank-eval: --rounds {args.rounds}: play at least one round", file=sys.stderr)
         return 2
-    signal.signal(signal.SIGTERM, interrupt)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # stopped as Ctrl-C stops it: everything it started ends
     try:
         results = evaluate(args.checkpoint, args.opponent, args.rounds, args.seed, not args.no_baselines, args.tps,
                            replay=Path(args.replay) if args.replay else None, config=args.config)

@@ -1,81 +1,29 @@
 """Battles as `tank-train` and `tank-eval` run them: arenas of one of our tanks against scripted opponents.
 
 An arena is one game server (ours, on a thread of this process, or an official one at a URL), one
-bot process per side, and a controller that plays games back to back on it. Every child process
-holds a lifeline (protocol/lifeline.py): if this process dies, however, they get SIGTERM and stop
-as they would on Ctrl-C. A round's outcome is read from the server's RoundEndedEventForObserver:
+bot process per side (started by deploy/children.py, with a lifeline), and a controller that plays
+games back to back on it. A round's outcome is read from the server's RoundEndedEventForObserver:
 our tank won the round when it ranks first. How the round was fought (shots, hits, damage, and whether a won
 round was won by destroying the opponent or by outlasting it) is counted from the same game's observer
-ticks (fight.py), which the controller hands to every arena.
+ticks (actor/bots/tankroyale/fight.py), which the controller hands to every arena.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
-import signal
-import socket
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from actor.bots.tankroyale.controller import Controller, ControllerError, GameAborted
 from actor.bots.tankroyale.engine import Setup
 from actor.bots.tankroyale.fight import Fight, FightFeed, Frame
-from protocol.lifeline import child_env
 
-ROOT = Path(__file__).resolve().parents[3]
-
-
-def free_port() -> int:
-    """A TCP port free on loopback now (for the learner's endpoints of a local battle)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def interrupt(*_: object) -> None:
-    """A SIGTERM handler that stops a command the way Ctrl-C does (its finally blocks run)."""
-    raise KeyboardInterrupt
-
-
-@dataclass
-class Children:
-    """The processes of a battle, logs under `dir`; `stop()` ends them all (SIGTERM, then SIGKILL)."""
-
-    dir: Path
-    procs: dict[str, subprocess.Popen] = field(default_factory=dict)
-
-    def start(self, name: str, *args: str) -> subprocess.Popen:
-        log = open(self.dir / f"{name}.log", "ab")  # noqa: SIM115 - the child owns it
-        proc = subprocess.Popen([sys.executable, "-m", *args], stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
-                                env=child_env({**os.environ, "PYTHONUNBUFFERED": "1"}), start_new_session=True)
-        log.close()
-        self.procs[name] = proc
-        return proc
-
-    def tail(self, name: str, lines: int = 12) -> str:
-        path = self.dir / f"{name}.log"
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else ""
-
-    def stop(self, names: list[str] | None = None, timeout: float = 30.0) -> None:
-        chosen = [(n, p) for n, p in self.procs.items() if names is None or n in names]
-        for _, proc in chosen:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + timeout
-        for _, proc in chosen:
-            try:
-                proc.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+OURS = "saclstm-tank"  # our tank's name in the game
 
 
 @dataclass(frozen=True)
@@ -157,7 +105,7 @@ class Arena:
                  more: Callable[[], bool], on_round: Callable[[RoundRecord], None], join_timeout: float = 60.0,
                  replay: Path | None = None) -> None:
         """`more()` is asked before each game (the budget may be shared between arenas). `replay`: a folder
-        for a replay page of every round played (round-001.html, ...; replay.py)."""
+        for a replay page of every round played (round-001.html, ...; actor/bots/tankroyale/replay.py)."""
         self.index, self.url, self.secret, self.ours = index, url, secret, ours
         self.opponents, self.setup, self.more, self.on_round = opponents, setup, more, on_round
         self.join_timeout, self.replay = join_timeout, replay

@@ -9,10 +9,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from rich.console import Console
-from rich.live import Live
+from rich.console import RenderableType
 from rich.table import Table
 
+from deploy.progress import LiveView
 from protocol.health import Health
 
 
@@ -23,28 +23,13 @@ def alpha_entropy(h: Health) -> str:
         f"entropy {entropy:.2f}" if entropy is not None else "entropy -")
 
 
-class BattleView:
-    """A live table on a terminal; with enabled=False (CI, pipes) one status line every 10 s instead."""
+class BattleView(LiveView):
+    """tank-train's view of the run (deploy/progress.py): the table per opponent, or its status line every 10 s."""
 
     def __init__(self, trainer: Any, enabled: bool = True) -> None:
-        self.trainer, self.enabled = trainer, enabled
-        self.console = Console(stderr=True)
-        self.live = Live(console=self.console, refresh_per_second=2, transient=False)
-        self._last = 0.0
+        super().__init__(enabled, refresh_per_second=2)
+        self.trainer = trainer
         self._started = time.monotonic()
-
-    def __enter__(self) -> BattleView:
-        if self.enabled:
-            self.live.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def stop(self) -> None:
-        if self.enabled:
-            self.live.stop()
-            self.enabled = False
 
     def status(self) -> str:
         t = self.trainer
@@ -72,15 +57,17 @@ class BattleView:
                           f"{v['mean_score']:.1f}", f"{v['mean_turns']:.0f}", *fought(r))
         return table
 
+    def render(self) -> RenderableType:
+        return self.table()
+
+    def line(self) -> str:
+        per = "  ".join(f"{n} {v['win_rate']:.2f} of {v['rounds']:.0f} (hit rate {fought(v)[0]}, "
+                        f"dealt {fought(v)[1]}, taken {fought(v)[2]})"
+                        for n, v in self.trainer.log.by_opponent(last=50).items())
+        return f"{self.status()}  win rate (last 50): {per or '-'}"
+
     def update(self) -> None:
-        if self.enabled:
-            self.live.update(self.table())
-        elif time.monotonic() - self._last >= 10:
-            self._last = time.monotonic()
-            per = "  ".join(f"{n} {v['win_rate']:.2f} of {v['rounds']:.0f} (hit rate {fought(v)[0]}, "
-                            f"dealt {fought(v)[1]}, taken {fought(v)[2]})"
-                            for n, v in self.trainer.log.by_opponent(last=50).items())
-            self.console.print(f"{self.status()}  win rate (last 50): {per or '-'}", highlight=False)
+        self.refresh()
 
 
 def fought(v: dict[str, float]) -> tuple[str, str, str, str]:
