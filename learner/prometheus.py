@@ -13,8 +13,8 @@ counters, `_seconds` units) at scrape time.
 
 from __future__ import annotations
 
+import logging
 import threading
-import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -23,25 +23,27 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from protocol.health import ActorHealth, Health
+from protocol.health import ActorHealth, Health, HealthReader
+
+log = logging.getLogger("saclstm.learner")
 
 STALE_AFTER_S = 5.0
 
 
 class HealthCollector(Collector):
-    """Series from the newest health snapshot."""
+    """Series from the newest health record, kept as every watcher of the learner's health keeps it
+    (protocol/health.HealthReader)."""
 
     def __init__(self) -> None:
-        self.snapshot: Health | None = None
-        self.updated = 0.0
+        self.reader = HealthReader(log.warning)
 
     def update(self, health: Health) -> None:
-        self.snapshot, self.updated = health, time.monotonic()
+        self.reader.put(health)
 
     def collect(self) -> Iterator[Any]:
-        h = self.snapshot
-        if h is None:
+        if self.reader.updated is None:
             return
+        h = self.reader.latest
         yield _g("saclstm_uptime_seconds", "seconds since the learner started", h.uptime_s)
         yield _c("saclstm_env_steps", "experience steps accepted", h.env_steps)
         yield _c("saclstm_grad_steps", "gradient steps taken", h.grad_steps)
@@ -121,7 +123,7 @@ class HealthServer:
                 if self.path == "/metrics":
                     self._reply(200, generate_latest(server.registry), "text/plain; version=0.0.4; charset=utf-8")
                 elif self.path == "/healthz":
-                    fresh = time.monotonic() - server.collector.updated < STALE_AFTER_S
+                    fresh = server.collector.reader.age_s() < STALE_AFTER_S
                     self._reply(200 if fresh else 503, b"ok\n" if fresh else b"stale\n")
                 elif self.path == "/readyz":
                     self._reply(200 if server.ready else 503, b"ready\n" if server.ready else b"not ready\n")

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
+import time
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
@@ -153,19 +155,21 @@ class Health:
 
 
 class HealthReader:
-    """The newest record of a learner's health feed, for watchers that must outlive a bad map (the launchers,
-    the monitor): a map that does not decode is counted and skipped, the last good record stays, and each
-    distinct reason is reported once rather than once a second."""
+    """The newest record of a learner's health, for whoever watches it: `saclstm monitor` and the launchers
+    (deploy/watch.py, from the metrics socket) and the learner's Prometheus endpoint (learner/prometheus.py,
+    in process). A map that does not decode is counted and skipped, the last good record stays, and each
+    distinct reason is reported once rather than once a second; `age_s` says how old the newest record is."""
 
     def __init__(self, report: Callable[[str], None]) -> None:
         self.latest = Health()
         self.skipped = 0
+        self.updated: float | None = None  # time.monotonic() of the newest record; None before the first
         self._report, self._reported = report, set[str]()
 
     def take(self, wire: Any) -> bool:
         """Decode `wire` into `latest`; False (and `latest` unchanged) when it does not decode."""
         try:
-            self.latest = Health.from_wire(wire)
+            self.put(Health.from_wire(wire))
         except ValueError as exc:
             self.skipped += 1
             if str(exc) not in self._reported:
@@ -173,6 +177,14 @@ class HealthReader:
                 self._report(f"skipped a health map that does not decode: {exc}")
             return False
         return True
+
+    def put(self, health: Health) -> None:
+        """A record already decoded (the learner's own)."""
+        self.latest, self.updated = health, time.monotonic()
+
+    def age_s(self) -> float:
+        """Seconds since the newest record came (infinite before the first)."""
+        return math.inf if self.updated is None else time.monotonic() - self.updated
 
 
 def _plain(record: Any) -> dict[str, Any]:

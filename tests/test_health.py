@@ -170,3 +170,29 @@ def test_prometheus_series_come_from_the_record() -> None:
                    "saclstm_checkpoint_saves_total 3.0", "saclstm_checkpoint_last_save_seconds 0.0125",
                    "saclstm_critic_loss 0.5", "saclstm_episode_return_recent -812.5"):
         assert series in text, series
+
+
+def test_every_watcher_keeps_the_newest_record_and_its_age() -> None:
+    """One reader for every watcher: the launchers and the monitor feed it maps, the Prometheus endpoint the
+    learner's records; /healthz is 503 until a record came, 200 while the newest is fresh."""
+    import math
+    import urllib.error
+    import urllib.request
+
+    from learner.prometheus import HealthServer
+
+    reader = HealthReader(lambda _: None)
+    assert reader.updated is None and reader.age_s() == math.inf
+    assert not reader.take({**WIRE, "grad_steps": "x"}) and reader.age_s() == math.inf  # a bad map is no news
+    assert reader.take(WIRE) and 0 <= reader.age_s() < 5
+    server = HealthServer("127.0.0.1", 0).start()
+    url = f"http://127.0.0.1:{server.port}/healthz"
+    try:
+        with pytest.raises(urllib.error.HTTPError, match="503"):
+            urllib.request.urlopen(url, timeout=10)
+        server.collector.update(Health.from_wire(WIRE))
+        assert server.collector.reader.latest == reader.latest
+        with urllib.request.urlopen(url, timeout=10) as reply:
+            assert reply.status == 200
+    finally:
+        server.stop()
