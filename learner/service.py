@@ -26,7 +26,6 @@ import secrets
 import signal
 import time
 from collections.abc import Callable
-from dataclasses import asdict
 from typing import Any
 
 import numpy as np
@@ -41,7 +40,7 @@ from learner.observe import Observers
 from learner.persistence import Persistence
 from learner.replay import SequenceReplay
 from learner.sac import SAC, Batch
-from learner.state import snapshot
+from learner.state import checkpoint
 from learner.threads import apply as apply_threads
 from learner.transport import Transport
 from protocol import EpisodeStart, Experience, Hello, Progress, Weights, encode
@@ -147,10 +146,8 @@ class Learner:
 
     def _save_parts(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         assert self.sac is not None
-        meta = {"game": self.cfg.game, "episodes": self.ingest.episodes_done, "grad_steps": self.grad_steps,
-                "version": self.version, "env_steps": self.ingest.received_steps, "arch": self.sac.arch.to_wire(),
-                "config": asdict(self.cfg)}
-        return meta, snapshot(self.sac)
+        return checkpoint(self.cfg, self.sac, Carried(self.version, self.grad_steps, self.ingest.received_steps,
+                                                      self.ingest.episodes_done))
 
     def _maybe_save(self) -> None:
         if self.files is not None and self.sac is not None and self.grad_steps % self.cfg.save_interval == 0:
@@ -306,9 +303,8 @@ class Learner:
         self._state_checked = True
         if replay.with_state < 0.5:
             log.warning("use_stored_state is on, but %.0f%% of the chunks start from a stored state (health: "
-                        "replay.with_state): actors send it with send_state = true, and a chunk gets one where a batch "
-                        "began, so flush_steps should divide seq_len - overlap (%d)", 100 * replay.with_state,
-                        replay.stride)
+                        "replay.with_state): the weights ask actors for it (state_every %d), and actors that do not "
+                        "speak protocol 1.2 never send it", 100 * replay.with_state, replay.stride)
 
     def _batch(self, model: Model) -> Batch:
         s = model.replay.sample(self.cfg.batch_size, model.scale)

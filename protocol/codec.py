@@ -478,9 +478,4 @@ def _check_dims(obs_dim: int, act_dim: int, limits: Limits) -> None:
         raise ProtocolError("dims_mismatch", f"act_dim {act_dim}, this run uses {limits.act_dim}")
 
 
-def message_fields(kind: str) -> list[str]:
-    """Wire keys of `kind`, for docs and tests."""
-    return ["v", "kind", "sender", "seq"] + [key for key, *_ in _SCHEMA[kind]]
-
-
-__all__ = ["Limits", "DEFAULT_LIMITS", "ACTION_TOLERANCE", "MAX_SAFE_INT", "NATIVE_DECODER", "encode", "decode", "message_fields"]
+__all__ = ["Limits", "DEFAULT_LIMITS", "ACTION_TOLERANCE", "MAX_SAFE_INT", "NATIVE_DECODER", "encode", "decode"]
