@@ -161,7 +161,7 @@ class TankBrain:
         self.my_id = 1  # the game's id for us (set from game-started)
         self.outcome: str | None = None  # "won" or "died" once the round ended for us
         self.skipped = 0  # turns the server played without our intent, this round
-        self.me: object | None = None  # the state last observed (the bot API's BotState or env.State)
+        self.me: object | None = None  # the state last observed (the bot API's BotState or opponents.Me)
         self.turn = 0  # the turn last observed
         self.tally = Tally()
 

@@ -17,7 +17,7 @@ dicts for its own bot.
     step  -> our intent from the action, the opponent's from its policy, one engine turn, the turn's
              events for id 1 into the brain; reward = take_reward()
     terminated when the round ended for us (we died or won), truncated after max_turns steps
-`--env TankRoyale-v0` on the actor daemon works because the daemon imports this module.
+`--env TankRoyale-v0` on the actor daemon works because actor/envs/tankroyale.py registers the id by name.
 """
 
 from __future__ import annotations
