@@ -7,16 +7,22 @@ rest are real learner processes fed by scripted senders over real sockets.
 
 from __future__ import annotations
 
+import bisect
+import os
+import resource
 import signal
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import zmq
 
 from learner.threads import ThreadTuner, ladder
 from protocol import Heartbeat, encode
+from tests import feed
 from tests.feed import SMALL_LEARNER, Feeder
 from tests.procs import Procs, Watch, actor_stats
 
@@ -72,46 +78,99 @@ def test_ladder_halves_to_one() -> None:
     assert ladder(2) == (2, 1) and ladder(1) == (1,) and ladder(12) == (12, 6, 3, 1)
 
 
-def _heartbeats(endpoint: str, sender: str, stop: threading.Event, period: float = 0.2) -> None:
-    """A quiet actor: heartbeats only, as an actor between episodes sends."""
-    ctx = zmq.Context()
-    push = ctx.socket(zmq.PUSH)
-    push.setsockopt(zmq.LINGER, 0)
-    push.connect(endpoint)
-    seq = 0
-    while not stop.wait(period):
-        push.send(encode(Heartbeat(sender, seq, 0, 0, 0, 0)))
-        seq += 1
-    push.close(0)
-    ctx.term()
+class Sender:
+    """A scripted actor on its own thread that notes when each of its sends went out (wall clock), so a test can
+    tell a sender that really fell silent (a starved test process on a loaded machine) from one the learner
+    wrongly judged dead. `flood`: a hello, then 16-step batches (a hello every 100 messages); otherwise
+    heartbeats. One message every `period` seconds (sends that find the queue full are dropped)."""
+
+    def __init__(self, endpoint: str, name: str, flood: bool, period: float = 0.2) -> None:
+        self.endpoint, self.name, self.flood, self.period = endpoint, name, flood, period
+        self.sent_at: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> Sender:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(5)
+
+    def _frames(self) -> Iterator[bytes]:
+        seq, episode, t = 0, 0, 0
+        while True:
+            if not self.flood:
+                yield encode(Heartbeat(self.name, seq, seq, 0, 0, 0))
+            elif seq % 100 == 0:
+                yield feed.hello(self.name, seq)
+            else:
+                yield feed.batch(self.name, seq, episode, t)
+                episode, t = (episode + 1, 0) if t + 16 >= 200 else (episode, t + 16)
+            seq += 1
+
+    def _run(self) -> None:
+        ctx = zmq.Context()
+        push = ctx.socket(zmq.PUSH)
+        push.setsockopt(zmq.LINGER, 0)
+        push.setsockopt(zmq.SNDHWM, 100)
+        push.connect(self.endpoint)
+        frames = self._frames()
+        while not self._stop.wait(self.period):
+            try:
+                push.send(next(frames), zmq.NOBLOCK)
+                self.sent_at.append(time.time())
+            except zmq.Again:
+                pass  # a full queue: this message never left, as a realtime actor drops it
+        push.close(0)
+        ctx.term()
+
+    def sent_between(self, start: float, end: float) -> bool:
+        i = bisect.bisect_left(self.sent_at, start)
+        return i < len(self.sent_at) and self.sent_at[i] <= end
+
+
+DEAD_AFTER_S = 1.0
+TRANSIT_S = 0.25  # allowance for a message sent just before a read to reach the learner's socket
+
+
+def _must_be_alive(h: dict[str, Any], sender: Sender) -> bool:
+    """Whether the learner must count `sender` alive in health map `h`: it sent something that the learner's last
+    complete read of its queue (at `time - unread_s`) had read, within dead_after_s of that read. A sender that
+    sent nothing then (a starved test process on a loaded machine) may rightly be dead: that map says nothing."""
+    read_up_to = h["time"] - h["unread_s"]
+    return sender.sent_between(read_up_to - DEAD_AFTER_S + 0.05, read_up_to - TRANSIT_S)
 
 
 def test_flood_beside_a_slow_pass_kills_nobody_and_the_excess_is_counted(procs: Procs, eps: dict[str, str]) -> None:
-    """Passes of 2.5 s without a read (max_pass_s) against dead_after_s 1: judged by the clock, both senders
-    would die after every pass; judged from the last complete read of the queue, neither may."""
+    """Passes of 2.5 s without a read (max_pass_s) against dead_after_s 1, a sender flooding experience at about
+    1,000 batches a second (far past what the learner trains on) and a quiet one sending heartbeats: judged by
+    the clock, both would die after every pass; judged from the last complete read of the queue, neither may.
+    Each health map is checked for each sender that had really sent within dead_after_s of that read (from the
+    senders' own records), so a loaded machine that starves this test's senders makes no false failure."""
     learner = procs.learner(eps, *SMALL_LEARNER, "--hidden", "64", "--fc", "64", "--max-steps-per-pass", "1000000",
-                            "--max-pass-s", "2.5", "--dead-after-s", "1", "--max-debt", "1000")
+                            "--max-pass-s", "2.5", "--dead-after-s", str(DEAD_AFTER_S), "--max-debt", "1000")
     watch = Watch(eps["metrics"])
-    stop = threading.Event()
-    quiet = threading.Thread(target=_heartbeats, args=(eps["ingest"], "quiet", stop), daemon=True)
     try:
-        with Feeder(eps["ingest"], "flood", period=0.0):
-            quiet.start()
+        with Sender(eps["ingest"], "flood", flood=True, period=0.001) as flood, \
+                Sender(eps["ingest"], "quiet", flood=False) as quiet:
             watch.wait(lambda h: h["grad_steps"] > 0, 60, "training under the flood")
-            maps: list[dict] = []
-            while len(maps) < 3:  # a health map follows each (2.5 s) pass
-                maps.append(watch.wait(lambda h: True, 30, "health"))
-        for h in maps:
-            for name in ("flood", "quiet"):
-                a = actor_stats(h, name)
-                assert a is not None and a["alive"], f"{name} marked dead while its messages waited: {h['actors']}"
-        last = maps[-1]
-        assert last["untrained_steps"] > 0 and last["debt"] <= 1000, "a flood past max_debt must be counted"
-        assert "marked dead" not in procs.log("learner")
-        assert "more experience than the learner can train on" in procs.log("learner")
+            checked = {"flood": 0, "quiet": 0}
+
+            def judge(h: dict[str, Any]) -> bool:  # a health map follows each (2.5 s) pass
+                for sender in (flood, quiet):
+                    if _must_be_alive(h, sender):
+                        a = actor_stats(h, sender.name)
+                        assert a is not None and a["alive"], \
+                            f"{sender.name} marked dead though it had sent before the learner's last read: {h}"
+                        checked[sender.name] += 1
+                return min(checked.values()) >= 3 and h["untrained_steps"] > 0
+
+            last = watch.wait(judge, 180, f"three health maps per sender that it had sent before (so far {checked}), "
+                              "and untrained steps")
+        assert last["debt"] <= 1000, "the debt is capped at max_debt"
     finally:
-        stop.set()
-        quiet.join(5)
         watch.close()
     assert procs.stop(learner, signal.SIGINT) == 0
 
@@ -119,39 +178,58 @@ def test_flood_beside_a_slow_pass_kills_nobody_and_the_excess_is_counted(procs: 
 def test_passes_drain_every_max_pass_s_under_a_flood(procs: Procs, eps: dict[str, str]) -> None:
     """The stated bound: the queue is read at least every max_steps_per_pass gradient steps and every
     max_pass_s seconds plus one step. Here only the time bound holds the pass (the step bound is a million):
-    a flood's debt of thousands of steps must not stretch a pass past it."""
+    while a flood's debt of a thousand steps and more stands, no pass may pay it off in one go. Counted in
+    gradient steps per pass, not in seconds: a pass of 0.1 s holds a few dozen steps of this tiny network
+    (fewer on a loaded machine, never more), a pass without the bound the whole debt. The seconds between
+    passes are a figure of tests/bench/bench_contention.py."""
     procs.learner(eps, *SMALL_LEARNER, "--max-steps-per-pass", "1000000", "--max-pass-s", "0.1")
     watch = Watch(eps["metrics"])
+    owed = lambda p: p["debt"] + p["grad_steps"]  # noqa: E731 - a pass's metrics line: the debt left after it
     try:
         with Feeder(eps["ingest"], "flood", period=0.0):
-            watch.wait(lambda h: h["grad_steps"] > 200 and h["debt"] >= 1000, 60, "a flood's debt")
+            watch.wait(lambda h: h["grad_steps"] > 200, 60, "training under the flood")
             watch.passes.clear()
-            watch.wait(lambda h: len(watch.passes) >= 30, 30, "30 passes")
-        passes = watch.passes[1:]
-        assert sum(p["drained"] > 0 for p in passes) >= len(passes) // 2, "training starved the drain"
-        gaps = np.diff([p["time"] for p in passes])
-        # 0.1 s of steps, one more step, a drain and a publish; generous for a shared 2-core machine
-        assert np.percentile(gaps, 90) < 0.6, f"passes {np.round(gaps, 3)} s apart: draining waited on training"
+            watch.wait(lambda h: sum(owed(p) >= 1000 for p in watch.passes) >= 30  # or one that breaks the bound
+                       or any(owed(p) >= 1000 and p["grad_steps"] >= 500 for p in watch.passes),
+                       120, "30 passes that owed 1000+")
+        passes = [p for p in watch.passes if owed(p) >= 1000]
+        most = max(p["grad_steps"] for p in passes)
+        assert most < 500, f"a pass took {most} gradient steps against a debt of 1000+: the time bound did not hold it"
+        assert any(p["drained"] > 0 for p in passes), "no pass read the flood while the debt stood"
     finally:
         watch.close()
 
 
-def test_sigint_stops_a_pass_with_a_large_debt_within_two_seconds(procs: Procs, eps: dict[str, str]) -> None:
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a running process (all its threads), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_sigint_stops_a_pass_with_a_large_debt_promptly(procs: Procs, eps: dict[str, str]) -> None:
     """No time bound on the pass (max_pass_s 1000) and a debt of thousands of steps: only the check between
-    gradient steps can stop it in time."""
-    learner = procs.learner(eps, *SMALL_LEARNER, "--hidden", "128", "--fc", "128", "--max-steps-per-pass", "1000000",
+    gradient steps can stop it in time. Measured in the learner's own CPU time from SIGINT to exit, which a
+    loaded machine does not stretch: a pass that ran on would spend about ten seconds of CPU paying its debt,
+    a prompt stop one gradient step and the exit. The wall-clock figure (2 s promised) is
+    tests/bench/bench_contention.py's."""
+    learner = procs.learner(eps, *SMALL_LEARNER, "--hidden", "64", "--fc", "64", "--max-steps-per-pass", "1000000",
                             "--max-pass-s", "1000")
+    watch = Watch(eps["metrics"])
     with Feeder(eps["ingest"], "flood", period=0.0):
-        deadline = time.monotonic() + 60  # the log says when a drain has left a debt of max_debt (2,000 steps)
-        while time.monotonic() < deadline and "more experience" not in procs.log("learner"):
+        try:  # a pass has paid a debt of 1,000+ steps: the flood keeps the next one as long (max_debt 2,000)
+            watch.wait(lambda h: any(p["grad_steps"] >= 1000 for p in watch.passes), 120, "a pass of 1000+ steps")
+        finally:
+            watch.close()
+        spent, deadline = _cpu_s(learner.pid), time.monotonic() + 60
+        while _cpu_s(learner.pid) < spent + 1.0 and time.monotonic() < deadline:  # well into the pass that pays it
             time.sleep(0.05)
-        assert "more experience" in procs.log("learner"), procs.log("learner")
-        time.sleep(1.0)  # well into the pass that pays it: minutes of gradient steps
-    start = time.monotonic()
-    code = procs.stop(learner, signal.SIGINT, timeout=60)
-    took = time.monotonic() - start
+        assert _cpu_s(learner.pid) >= spent + 1.0, "the learner stopped training with a debt of thousands of steps"
+    before, children = _cpu_s(learner.pid), resource.getrusage(resource.RUSAGE_CHILDREN)
+    code = procs.stop(learner, signal.SIGINT, timeout=120)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    total = (after.ru_utime - children.ru_utime) + (after.ru_stime - children.ru_stime)  # its whole life, reaped
+    assert total - before < 2.0, f"{total - before:.1f} s of CPU after SIGINT: the pass did not stop between steps"
     assert code == 0
-    assert took < 2.0 + 1.0, f"SIGINT took {took:.1f} s"  # 2 s promised, 1 s for a loaded test machine
 
 
 def test_saver_runs_niced_and_writes_what_the_learner_snapshotted(tmp_path: Path) -> None:
