@@ -56,15 +56,15 @@ def may_step(progress: Progress, sender: str, sent: int, buffered: int, toleranc
     """Whether an actor may take its next step. `sent`: steps it sent since the learner's `session` last changed;
     `buffered`: steps it took and has not sent yet.
 
-    A learner that settles (`progress.settled`, 1.2): the steps taken and not settled must fit in an equal
-    share, among the senders it settles for, of the slack or the tolerance, whichever is less; nothing else
-    lets an actor step. The tolerance caps the share because `progress` is a little old when it is read: an
-    actor that took a large share of an old slack (before learning_starts it is large) while the others'
-    steps were on their way would overrun it. A sender it does not
-    list yet (its hello is still on the way) waits: the shares are of senders the learner knows, and every
-    newcomer taking a whole share of the slack would overrun it. A learner without it
-    (1.1) counts accepted steps only (a rejected one would stay in flight for good), so its rule applies: sent
-    steps not accepted against the share, and with none of them an actor may always step."""
+    A learner that settles (`progress.settled`, 1.2): the steps taken and not settled must fit in an equal share,
+    among the senders it settles for, of the slack or the tolerance, whichever is less; nothing else lets an actor
+    step. The tolerance caps a share because `progress` is a little old when it is read: an actor taking a large
+    share of an old slack (before learning_starts it is large) while the others' steps were on their way would
+    overrun it. A sender the learner does not list yet (its hello is on the way) waits, for the same reason.
+
+    A learner without `settled` (1.1) counts accepted steps only (a rejected one stays in flight for good) and
+    owes even what it cannot train on, so its own rule applies: the steps sent and not accepted against the
+    share, and with none of them an actor may always step."""
     if progress.settled is None:
         per_sender = progress.per_sender or {}
         in_flight = max(0, sent - per_sender.get(sender, 0))

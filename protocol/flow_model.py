@@ -453,3 +453,38 @@ def deadlocks(out: Outcome, idle_s: float = 1.0) -> list[Wait]:
                 end - w.start > idle_s and out.grad_steps_at(end) == out.grad_steps_at(w.start)):
             bad.append(w)
     return bad
+
+
+def random_world(rng: random.Random, seed: int) -> Setting:
+    """A world drawn over the settings the rule must survive (the bench's sweep; the tests draw theirs with
+    hypothesis): 1-8 actors of 1-4 bots, fast and slow environments, UTD 0.25-4, learning_starts 8-2000,
+    seq_len 4-288, flush 1-64, tolerance 0-512, rejected batches, and now and then restarts, a learner that
+    dies, actors joining and leaving, realtime, eval and 1.1 actors."""
+    actors = rng.choice([1, 2, 3, 4, 8])
+    fast = rng.random() < 0.6
+    kw: dict = dict(
+        seed=seed, actors=actors, bots=rng.choice([1, 1, 2, 4]), utd=rng.choice([0.25, 0.5, 1.0, 2.0, 4.0]),
+        learning_starts=rng.choice([8, 64, 500, 1000, 2000]), seq_len=rng.choice([4, 16, 32, 64, 288]),
+        flush_steps=rng.choice([1, 7, 16, 32, 64]), tolerance=rng.choice([0, 1, 16, 64, 64, 128, 512]),
+        env_step_s=rng.choice([1e-5, 1e-4, 5e-4] if fast else [5e-3, 2e-2]), grad_s=rng.choice([0.004, 0.01, 0.025]),
+        episode_len=rng.choice([10, 200, 1000, 100_000]), max_debt=rng.choice([2000, 2000, 100]),
+        latency_s=rng.choice([1e-4, 5e-4, 5e-3]), reject_every=rng.choice([0, 0, 0, 3, 10]))
+    fault = rng.random()
+    if fault < 0.2:
+        kw["kills"] = tuple(sorted(rng.uniform(0.5, 30.0) for _ in range(rng.randint(1, 3))))
+        kw["down_s"] = rng.choice([0.1, 1.0, 5.0])
+    elif fault < 0.3:
+        kw["death_at"] = rng.uniform(0.2, 20.0)
+    elif fault < 0.45:
+        kw["joins"] = tuple(rng.choice([0.0, 0.0, rng.uniform(0, 10)]) for _ in range(actors))
+        kw["leaves"] = tuple(rng.choice([None, None, rng.uniform(5, 60)]) for _ in range(actors))
+    elif fault < 0.6:
+        kw["modes"] = tuple(rng.choice(["rate-limited", "rate-limited", "1.1", "realtime", "eval"])
+                            for _ in range(actors))
+        if "1.1" in kw["modes"]:
+            kw["reject_every"] = 0  # the 1.1 books leave rejected steps in flight: 1.1's own limit
+    start = max(kw["learning_starts"], actors * kw["bots"] * kw["seq_len"])
+    kw["steps"] = start + 2500
+    rate_limited = max(1, sum(m != "eval" for m in kw.get("modes", ("rate-limited",) * actors)))
+    kw["time_limit_s"] = kw["steps"] * (kw["utd"] * kw["grad_s"] + kw["env_step_s"] / rate_limited) * 3 + 60
+    return Setting(**kw)

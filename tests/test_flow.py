@@ -24,6 +24,13 @@ def test_an_actor_steps_while_its_unsettled_steps_fit_its_share_of_the_slack() -
     assert may_step(alone, "a", 150 + 63, 0, 64), "one sender: the whole slack is its share"
 
 
+def test_a_share_is_at_most_the_tolerance_even_where_the_slack_is_larger() -> None:
+    """Before learning_starts the slack is large; progress is a little old when read, so shares of it taken while
+    the others' steps are on their way would overrun it. A share is of min(slack, tolerance)."""
+    early = progress(received=0, grad_steps=0, settled={"a": 0, "b": 0})  # slack 164, tolerance 64
+    assert may_step(early, "a", 31, 0, 64) and not may_step(early, "a", 32, 0, 64)
+
+
 def test_a_slower_utd_leaves_less_slack() -> None:
     assert slack(progress(received=300, grad_steps=200, settled={}, utd=4.0), 64) == 100 + 50 + 64 - 300
 

@@ -14,7 +14,7 @@ import itertools
 import os
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from protocol.flow_model import Outcome, Setting, deadlocks, simulate, window_ratios
@@ -86,7 +86,7 @@ def _check_no_deadlock(out: Outcome) -> None:
         assert out.samples[-1][1] >= s.steps, f"no progress: ran out of time at {out.samples[-1]}"
 
 
-@settings(max_examples=EXAMPLES or 120, deadline=None, derandomize=not EXAMPLES,
+@settings(max_examples=EXAMPLES or 80, deadline=None, derandomize=not EXAMPLES,
           suppress_health_check=[HealthCheck.too_slow])
 @given(worlds(faults=True))
 def test_no_world_waits_for_good(s: Setting) -> None:
@@ -95,9 +95,13 @@ def test_no_world_waits_for_good(s: Setting) -> None:
     _check_no_deadlock(simulate(s))
 
 
-@settings(max_examples=EXAMPLES or 60, deadline=None, derandomize=not EXAMPLES,
+@settings(max_examples=EXAMPLES or 40, deadline=None, derandomize=not EXAMPLES,
           suppress_health_check=[HealthCheck.too_slow])
 @given(worlds(faults=False))
+# Found by a wider search: fast actors, each stepping a large share of the slack before learning_starts on
+# progress 5 ms old, overran it by 120 steps (1.052) until a share was capped at the tolerance.
+@example(Setting(seed=732, actors=3, bots=4, utd=0.5, learning_starts=1000, seq_len=4, flush_steps=64, tolerance=16,
+                 env_step_s=1e-4, grad_s=0.004, episode_len=200, latency_s=0.005, steps=3500, time_limit_s=82.0))
 def test_the_ratio_holds_in_any_world(s: Setting) -> None:
     out = simulate(s)
     _check_no_deadlock(out)
@@ -106,7 +110,10 @@ def test_the_ratio_holds_in_any_world(s: Setting) -> None:
     assert 0.95 <= min(ratios) and max(ratios) <= 1.05, f"achieved / target UTD {min(ratios):.3f}-{max(ratios):.3f}"
 
 
-GRID = list(itertools.product([1, 2, 4, 8], [1e-5, 2e-2], [16, 7], [0.25, 1.0, 4.0], [0.007, 0.025]))
+# Update times alternate through the grid (0.007 s, h = 64 on this machine; 0.025 s, h = 256), so each count of
+# actors, kind of environment, flush size and UTD meets one, and each of those settings meets both.
+GRID = [(*g, (0.007, 0.025)[i % 2]) for i, g in
+        enumerate(itertools.product([1, 2, 4, 8], [1e-5, 2e-2], [16, 7], [0.25, 1.0, 4.0]))]
 
 
 @pytest.mark.parametrize("chunk", range(4))
