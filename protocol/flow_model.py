@@ -30,7 +30,7 @@ import dataclasses
 import functools
 import heapq
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from protocol.flow import STEP, WAIT, LearnerBooks, Pacer
@@ -438,6 +438,22 @@ def window_ratios(out: Outcome, span: int = 2000) -> list[float]:
         _, r1, g1, session1, _ = points[j]
         if session1 == session:
             ratios.append((g1 - g0) / (r1 - r0) / s.utd)
+    return ratios
+
+
+def stretch_ratios(points: Iterable[tuple[int, int]], span: int = 2000) -> list[float]:
+    """Achieved UTD (grad steps per env step) over every stretch of `span` env steps, from each (env_steps,
+    grad_steps) point to the first one `span` or more steps later: what a real run's health records show, for
+    the benchmark and the live test to judge as the model's runs are (window_ratios)."""
+    pts = sorted(set(points))
+    ratios, j = [], 0
+    for r0, g0 in pts:
+        while j < len(pts) and pts[j][0] - r0 < span:
+            j += 1
+        if j == len(pts):
+            break
+        r1, g1 = pts[j]
+        ratios.append((g1 - g0) / (r1 - r0))
     return ratios
 
 

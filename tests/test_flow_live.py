@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from protocol.flow_model import stretch_ratios
 from tests.procs import Procs, Watch, actor_stats
 
 pytestmark = pytest.mark.slow
@@ -25,15 +26,7 @@ ACTOR = ("--env", "Pendulum-v1", "--obs-mask", "2")  # flush_steps 32: two batch
 def worst_window(points: list[tuple[int, int]], utd: float, span: int = 2000) -> tuple[float, float]:
     """The lowest and highest achieved / target UTD over stretches of `span` env steps, between any two
     (env_steps, grad_steps) points taken past learning_starts."""
-    points = sorted(set(p for p in points if p[0] >= STARTS))
-    ratios, j = [], 0
-    for r0, g0 in points:
-        while j < len(points) and points[j][0] - r0 < span:
-            j += 1
-        if j == len(points):
-            break
-        r1, g1 = points[j]
-        ratios.append((g1 - g0) / (r1 - r0) / utd)
+    ratios = [r / utd for r in stretch_ratios((p for p in points if p[0] >= STARTS), span)]
     assert ratios, f"no stretch of {span} steps among {len(points)} points"
     return min(ratios), max(ratios)
 

@@ -42,7 +42,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from protocol.flow_model import deadlocks, random_world, simulate, window_ratios  # noqa: E402
+from protocol.flow_model import deadlocks, random_world, simulate, stretch_ratios, window_ratios  # noqa: E402
 from tests.procs import Procs, Watch, actor_stats, endpoints  # noqa: E402
 
 STARTS = 1000
@@ -54,13 +54,7 @@ def ratios(points: list[tuple[int, int]], start: int, span: int = 2000) -> tuple
     """(overall, lowest, highest) achieved / target UTD (target 1) past `start`, by (env_steps, grad_steps)."""
     pts = sorted(set(p for p in points if p[0] >= start))
     (r0, g0), (r1, g1) = pts[0], pts[-1]
-    windows, j = [], 0
-    for ra, ga in pts:
-        while j < len(pts) and pts[j][0] - ra < span:
-            j += 1
-        if j == len(pts):
-            break
-        windows.append((pts[j][1] - ga) / (pts[j][0] - ra))
+    windows = stretch_ratios(pts, span)
     return (g1 - g0) / max(1, r1 - r0), min(windows, default=float("nan")), max(windows, default=float("nan"))
 
 
