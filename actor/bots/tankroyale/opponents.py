@@ -90,13 +90,14 @@ class View:
     bumps: tuple[Bump, ...] = ()
     hit_wall: bool = False
     hit_by_bullet: bool = False
+    bullet_direction: float | None = None  # the heading of a bullet that hit us this turn
 
 
 def view_from_schema(bot_id: int, state: dict[str, Any], events: Iterable[dict[str, Any]], turn: int,
                      arena: tuple[float, float]) -> View:
     """The view from the engine's (and the wire protocol's) `bot-state` and event maps."""
     me = Me.from_schema(state)
-    scans, bumps, hit_wall, hit = [], [], False, False
+    scans, bumps, hit_wall, hit, bullet = [], [], False, False, None
     for e in events:
         kind = e.get("type")
         if kind == "ScannedBotEvent" and e.get("scannedByBotId", bot_id) == bot_id:
@@ -107,8 +108,8 @@ def view_from_schema(bot_id: int, state: dict[str, Any], events: Iterable[dict[s
         elif kind == "BotHitWallEvent":
             hit_wall = True
         elif kind == "HitByBulletEvent" or (kind == "BulletHitBotEvent" and e.get("victimId") == bot_id):
-            hit = True
-    return View(turn, me, arena[0], arena[1], tuple(scans), tuple(bumps), hit_wall, hit)
+            hit, bullet = True, (e.get("bullet") or {}).get("direction", bullet)
+    return View(turn, me, arena[0], arena[1], tuple(scans), tuple(bumps), hit_wall, hit, bullet)
 
 
 def view_from_api(state: Any, events: Iterable[Any], turn: int, arena: tuple[float, float]) -> View:
@@ -117,7 +118,7 @@ def view_from_api(state: Any, events: Iterable[Any], turn: int, arena: tuple[flo
 
     me = Me(state.x, state.y, state.energy, state.direction, state.gun_direction, state.radar_direction,
             state.speed, state.gun_heat, state.turn_rate, state.gun_turn_rate)
-    scans, bumps, hit_wall, hit = [], [], False, False
+    scans, bumps, hit_wall, hit, bullet = [], [], False, False, None
     for e in events:
         if isinstance(e, ScannedBotEvent):
             scans.append(Scan(e.scanned_bot_id, e.x, e.y, e.energy, e.direction, e.speed))
@@ -126,8 +127,8 @@ def view_from_api(state: Any, events: Iterable[Any], turn: int, arena: tuple[flo
         elif isinstance(e, HitWallEvent):
             hit_wall = True
         elif isinstance(e, HitByBulletEvent):
-            hit = True
-    return View(turn, me, arena[0], arena[1], tuple(scans), tuple(bumps), hit_wall, hit)
+            hit, bullet = True, e.bullet.direction if e.bullet is not None else bullet
+    return View(turn, me, arena[0], arena[1], tuple(scans), tuple(bumps), hit_wall, hit, bullet)
 
 
 # -- geometry and multi-turn moves ----------------------------------------------------------------
@@ -141,9 +142,10 @@ def distance_to(me: Me, x: float, y: float) -> float:
 
 
 def arrival_speed(distance: float, top: float = R.MAX_FORWARD_SPEED) -> float:
-    """The speed that still stops within `distance` braking at the game's 2 units/turn (v(v+2)/4 <= d), signed."""
-    d = abs(distance)
-    v = min(top, d, -1.0 + math.sqrt(1.0 + 4.0 * d))
+    """The speed that still stops within `distance` braking at the game's deceleration b (2 units/turn): the
+    turns of braking cover about v(v + b)/(2b), so v is the positive root of v^2 + b v - 2 b d; signed."""
+    d, b = abs(distance), -R.DECELERATION
+    v = min(top, d, (math.sqrt(b * b + 8.0 * b * d) - b) / 2.0)
     return math.copysign(v, distance)
 
 
@@ -209,7 +211,7 @@ class SpinBot(Policy):
         i.target_speed, i.turn_rate = 5.0, -R.MAX_TURN_RATE
         ahead = any(abs(normal(direction_to(me, b.x, b.y) - me.direction)) < 10 for b in view.bumps)
         if (view.scans or ahead) and me.gun_heat == 0:
-            i.firepower = 3.0
+            i.firepower = R.MAX_FIREPOWER
         return i
 
 
@@ -370,7 +372,7 @@ class Tracker(Policy):
         elif dist < 100:
             i.target_speed = -4.0
         if dist <= 150 and abs(gun_off) < 3.0 and me.gun_heat == 0:
-            i.firepower = 3.0
+            i.firepower = R.MAX_FIREPOWER
         return i
 
 
@@ -389,8 +391,8 @@ class TrackFire(Policy):
         bearing = direction_to(me, s.x, s.y)
         off = normal(bearing - me.gun_direction)
         i.gun_turn_rate, i.radar_turn_rate = R.limit_gun_turn_rate(off), _lock_radar(me, bearing)
-        power = min(3.0 - abs(off), me.energy - 0.1)
-        if abs(off) <= 3.0 and me.gun_heat == 0 and power >= 0.1:
+        power = min(R.MAX_FIREPOWER - abs(off), me.energy - 0.1)  # the sample keeps 0.1 of its energy
+        if abs(off) <= 3.0 and me.gun_heat == 0 and power >= R.MIN_FIREPOWER:
             i.firepower = power
         return i
 
@@ -445,13 +447,14 @@ class RandomBot(Policy):
         i.radar_turn_rate = R.MAX_RADAR_TURN_RATE
         shoot = self.rng.random() < 0.1
         if shoot and view.me.gun_heat == 0:
-            i.firepower = float(self.rng.uniform(0.1, 3.0))
+            i.firepower = float(self.rng.uniform(R.MIN_FIREPOWER, R.MAX_FIREPOWER))
         return i
 
 
 OPPONENTS: dict[str, type[Policy]] = {
     p.name: p for p in (SittingDuck, SpinBot, Walls, RamFire, Tracker, TrackFire, RandomBot, HeadOnBot)
 }
+import actor.bots.tankroyale.samples  # noqa: E402, F401  more sample bots (held out of training) add themselves
 
 
 def make(name: str) -> Policy:
