@@ -7,18 +7,15 @@ rest are real learner processes fed by scripted senders over real sockets.
 
 from __future__ import annotations
 
-import bisect
 import os
 import resource
 import signal
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import zmq
 
 from learner.threads import ThreadTuner, ladder
 from protocol import Heartbeat, encode
@@ -78,64 +75,23 @@ def test_ladder_halves_to_one() -> None:
     assert ladder(2) == (2, 1) and ladder(1) == (1,) and ladder(12) == (12, 6, 3, 1)
 
 
-class Sender:
-    """A scripted actor on its own thread that notes when each of its sends went out (wall clock), so a test can
-    tell a sender that really fell silent (a starved test process on a loaded machine) from one the learner
-    wrongly judged dead. `flood`: a hello, then 16-step batches (a hello every 100 messages); otherwise
-    heartbeats. One message every `period` seconds (sends that find the queue full are dropped)."""
+def flood(name: str) -> Iterator[bytes]:
+    """16-step batches, a hello every 0.1 s (every hundred messages at the flood's pace)."""
+    return feed.experience(name, hello_s=0.1)
 
-    def __init__(self, endpoint: str, name: str, flood: bool, period: float = 0.2) -> None:
-        self.endpoint, self.name, self.flood, self.period = endpoint, name, flood, period
-        self.sent_at: list[float] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def __enter__(self) -> Sender:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(5)
-
-    def _frames(self) -> Iterator[bytes]:
-        seq, episode, t = 0, 0, 0
-        while True:
-            if not self.flood:
-                yield encode(Heartbeat(self.name, seq, seq, 0, 0, 0))
-            elif seq % 100 == 0:
-                yield feed.hello(self.name, seq)
-            else:
-                yield feed.batch(self.name, seq, episode, t)
-                episode, t = (episode + 1, 0) if t + 16 >= 200 else (episode, t + 16)
-            seq += 1
-
-    def _run(self) -> None:
-        ctx = zmq.Context()
-        push = ctx.socket(zmq.PUSH)
-        push.setsockopt(zmq.LINGER, 0)
-        push.setsockopt(zmq.SNDHWM, 100)
-        push.connect(self.endpoint)
-        frames = self._frames()
-        while not self._stop.wait(self.period):
-            try:
-                push.send(next(frames), zmq.NOBLOCK)
-                self.sent_at.append(time.time())
-            except zmq.Again:
-                pass  # a full queue: this message never left, as a realtime actor drops it
-        push.close(0)
-        ctx.term()
-
-    def sent_between(self, start: float, end: float) -> bool:
-        i = bisect.bisect_left(self.sent_at, start)
-        return i < len(self.sent_at) and self.sent_at[i] <= end
+def heartbeats(name: str) -> Iterator[bytes]:
+    seq = 0
+    while True:
+        yield encode(Heartbeat(name, seq, seq, 0, 0, 0))
+        seq += 1
 
 
 DEAD_AFTER_S = 1.0
 TRANSIT_S = 0.25  # allowance for a message sent just before a read to reach the learner's socket
 
 
-def _must_be_alive(h: dict[str, Any], sender: Sender) -> bool:
+def _must_be_alive(h: dict[str, Any], sender: Feeder) -> bool:
     """Whether the learner must count `sender` alive in health map `h`: it sent something that the learner's last
     complete read of its queue (at `time - unread_s`) had read, within dead_after_s of that read. A sender that
     sent nothing then (a starved test process on a loaded machine) may rightly be dead: that map says nothing."""
@@ -153,18 +109,18 @@ def test_flood_beside_a_slow_pass_kills_nobody_and_the_excess_is_counted(procs: 
                             "--max-pass-s", "2.5", "--dead-after-s", str(DEAD_AFTER_S), "--max-debt", "1000")
     watch = Watch(eps["metrics"])
     try:
-        with Sender(eps["ingest"], "flood", flood=True, period=0.001) as flood, \
-                Sender(eps["ingest"], "quiet", flood=False) as quiet:
+        with Feeder(eps["ingest"], "flood", period=0.001, frames=flood) as flooding, \
+                Feeder(eps["ingest"], "quiet", period=0.2, frames=heartbeats) as quiet:
             watch.wait(lambda h: h["grad_steps"] > 0, 60, "training under the flood")
             checked = {"flood": 0, "quiet": 0}
 
             def judge(h: dict[str, Any]) -> bool:  # a health map follows each (2.5 s) pass
-                for sender in (flood, quiet):
+                for sender in (flooding, quiet):
                     if _must_be_alive(h, sender):
-                        a = actor_stats(h, sender.name)
+                        a = actor_stats(h, sender.sender)
                         assert a is not None and a["alive"], \
-                            f"{sender.name} marked dead though it had sent before the learner's last read: {h}"
-                        checked[sender.name] += 1
+                            f"{sender.sender} marked dead though it had sent before the learner's last read: {h}"
+                        checked[sender.sender] += 1
                 return min(checked.values()) >= 3 and h["untrained_steps"] > 0
 
             last = watch.wait(judge, 180, f"three health maps per sender that it had sent before (so far {checked}), "
