@@ -92,3 +92,16 @@ def test_a_hit_turns_myfirstbot_perpendicular_to_the_bullet() -> None:
     me = Me(400, 300, 100, 0.0, 0.0, 0.0, 0.0, 1.0)
     intent = bot.act(View(5, me, 800, 600, hit_by_bullet=True, bullet_direction=30.0))
     assert intent.turn_rate == -10.0, "turn right toward 30 - 90 = -60 degrees, at the rate allowed"
+
+
+def test_each_sample_runs_as_a_bot_process_by_its_name() -> None:
+    """`python -m actor.bots.tankroyale.opponents NAME` is how tank-eval starts an opponent: the held-out
+    names must be known there too, not only to an importer of the module."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "actor.bots.tankroyale.opponents", "--help"], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    for p in SAMPLES:
+        assert p.name in out.stdout, out.stdout

@@ -559,5 +559,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # run the imported module's main: samples.py registers into it, not into __main__
+    from actor.bots.tankroyale.opponents import main as _main
+
+    sys.exit(_main())
