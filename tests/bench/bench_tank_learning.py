@@ -8,13 +8,15 @@
 
 Training is tank-train with its defaults (deploy/tank.toml) and `--minutes`; evaluation is tank-eval,
 `--rounds` rounds against each opponent (SittingDuck and SpinBot; with --minutes 240 or more, the six
-of the 4-hour target), with HeadOnBot in our tank's place in the same battles. Targets (60 minutes):
+of the 4-hour target and seven it never trained against: the held-out samples Crazy, Corners, VelociBot,
+MyFirstBot, Fire and the baselines HeadOnBot and RandomBot), with HeadOnBot in our tank's place in the
+same battles. Targets (60 minutes):
 SittingDuck >= 0.9 with the 95% interval's lower end >= 0.8, SpinBot >= 0.6 and above HeadOnBot's rate;
 (240 minutes) >= 0.8 against each of the six. Win rates count rounds in which the opponent was destroyed
 by our bullets or rams (`win_rate_destroyed` in tank-eval's JSON), not rounds merely outlasted.
 
 Last line: one JSON object (minutes, rounds, rounds_per_hour, grad_steps_per_s, win_rate_sittingduck,
-win_rate_sittingduck_ci95, win_rate_spinbot, headon_win_rate_spinbot, hit_rate, and win_rate_<opponent>).
+win_rate_sittingduck_ci95, win_rate_spinbot, headon_win_rate_spinbot, hit_rate, win_rate_<opponent> and held_out_min_win_rate).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 from deploy.tank.battle import wilson  # noqa: E402
 
 SIX = ("SittingDuck", "SpinBot", "Walls", "RamFire", "Tracker", "TrackFire")
+HELD_OUT = ("Crazy", "Corners", "VelociBot", "MyFirstBot", "Fire", "HeadOnBot", "RandomBot")  # never trained against
 
 
 def train(run_dir: Path, minutes: float, extra: list[str]) -> dict[str, Any]:
@@ -65,7 +68,7 @@ def main() -> None:
     ap.add_argument("--run-dir", default="", help="the run to train or resume (default: runs/bench-tank-<date-time>)")
     ap.add_argument("--rounds", type=int, default=100, help="evaluation rounds per opponent")
     ap.add_argument("--opponents", default="", help="evaluate against these (default: SittingDuck,SpinBot; the six "
-                    "of the 4-hour target with --minutes 240 or more)")
+                    "of the 4-hour target and the held-out opponents with --minutes 240 or more)")
     ap.add_argument("--train-arg", action="append", default=[], metavar="ARG", help="extra tank-train argument")
     args = ap.parse_args()
     run_dir = Path(args.run_dir or f"runs/bench-tank-{time.strftime('%Y%m%d-%H%M%S')}")
@@ -82,7 +85,7 @@ def main() -> None:
         print(f"trained {trained_s / 60:.1f} of {args.minutes:g} minutes: run the same line again to go on")
         print(json.dumps(out | {"complete": False}))
         return
-    opponents = args.opponents.split(",") if args.opponents else list(SIX if args.minutes >= 240 else SIX[:2])
+    opponents = args.opponents.split(",") if args.opponents else list(SIX + HELD_OUT if args.minutes >= 240 else SIX[:2])
     checkpoint = run_dir / "checkpoints" / "live.sacl"
     shots = hits = 0.0
     for opponent in opponents:
@@ -98,6 +101,9 @@ def main() -> None:
         shots += ours.get("shots", 0)
         hits += ours.get("hits", 0)
     out["hit_rate"] = round(hits / shots, 3) if shots else None
+    held_out = [out[f"win_rate_{o.lower()}"] for o in opponents if o in HELD_OUT]
+    if held_out:
+        out["held_out_min_win_rate"] = min(held_out)
     print("targets: 60 min: SittingDuck >= 0.9 (CI low >= 0.8), SpinBot >= 0.6 and above HeadOnBot; "
           "240 min: >= 0.8 against each of the six")
     print(json.dumps(out | {"complete": True}))
