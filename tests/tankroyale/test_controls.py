@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from actor.bots.tankroyale.brain import OBSERVATION
+from actor.bots.tankroyale.brain import OBSERVATION, TankRewards
 from actor.bots.tankroyale.env import ME, THEM, TankRoyaleEnv
 
 AGE = OBSERVATION.index("scan_age")
@@ -142,3 +142,16 @@ def test_the_aim_reward_pays_shots_along_the_bearing_and_not_shots_off_it() -> N
     (off_free, _), (off_paid, _) = paid(20.0, 0.0), paid(20.0, 1.0)
     assert shots >= 1 and on_paid == pytest.approx(on_free + shots, abs=0.2 * shots)
     assert off_paid == pytest.approx(off_free)
+
+
+def test_the_aim_reward_pays_a_shot_at_a_crossing_target_for_leading_it() -> None:
+    """On Walls crossing at full speed a shot along the bearing misses; the reward pays the linear lead."""
+    env = TankRoyaleEnv(opponent="Walls", max_turns=400, aim="path", rewards=TankRewards(aim=1.0))
+    env.reset(seed=1)  # as above: Walls crossing our line of fire at full speed
+    for _ in range(12):
+        env.step(np.array([0, 0, 0, 0], np.float32))
+    brain = env.brain
+    lead, now = brain._lead(brain.me, 2.0), brain._target(brain.me)
+    assert abs((lead - now + 180) % 360 - 180) > 5
+    assert brain._aim_quality({"direction": lead, "power": 2.0}) == pytest.approx(1.0)
+    assert brain._aim_quality({"direction": now, "power": 2.0}) == 0.0

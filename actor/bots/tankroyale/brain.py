@@ -69,8 +69,9 @@ class TankRewards:
     win: float = field(default=5.0, metadata={"help": "when we win the round"})
     turn: float = field(default=-0.001, metadata={"help": "every turn, so that dawdling costs a little"})
     fired: float = field(default=0.0, metadata={"help": "per energy point spent firing (a shot costs its power)"})
-    aim: float = field(default=0.0, metadata={"help": "per shot, times how close it left to the enemy's bearing (1 on "
-                                                      "it, 0 from 10 degrees off): a hit's credit when it is fired"})
+    aim: float = field(default=0.0, metadata={"help": "per shot, times how close it left to where a bullet of its "
+                                                      "power meets the enemy on its linear course (1 on it, 0 from 10 "
+                                                      "degrees off): a hit's credit when it is fired"})
 
 
 @dataclass(frozen=True)
@@ -345,11 +346,13 @@ class TankBrain:
         return self._lead(s, power, (aim + MAX_AIM) / (2 * MAX_AIM))  # path: how far along the enemy's course
 
     def _aim_quality(self, bullet: dict) -> float:
-        """1 for a shot along the bearing to where the enemy is now, falling to 0 at 10 degrees off."""
-        target = self._target(self.me)
-        if target is None or "direction" not in bullet:
+        """1 for a shot toward where a bullet of its power meets the enemy on its linear course (the bearing,
+        for a still one), falling to 0 at 10 degrees off: the best guess at a hit that a shot's own turn allows,
+        whichever aim form fired it."""
+        if self._target(self.me) is None or "direction" not in bullet:
             return 0.0
-        return max(0.0, 1.0 - abs(_angle(float(bullet["direction"]) - target)) / 10.0)
+        lead = self._lead(self.me, float(bullet.get("power", 1.5)))
+        return max(0.0, 1.0 - abs(_angle(float(bullet["direction"]) - lead)) / 10.0)
 
     def _enemy_at(self, turns: float) -> tuple[float, float]:
         """Where the enemy is `turns` after its last scan if it keeps its heading and speed."""
