@@ -22,8 +22,8 @@ from typing import Any
 
 from deploy.children import free_port
 from deploy.progress import LiveView, ProgressView
-from deploy.run import Run
-from protocol.config import ConfigError, add_flags, build, check, given_flags, read_toml
+from deploy.run import Run, front_end, settings
+from protocol.config import check, read_toml
 
 DEMO_TOML = Path(__file__).with_name("demo.toml")
 
@@ -155,15 +155,9 @@ class Launcher(Run):
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="saclstm run", description="Start a learner and N actors from one TOML file "
-                                "([run], [learner], [actor] tables), show progress, evaluate, summarise.")
-    p.add_argument("--config", help="TOML file with [run], [learner] and [actor] tables")
-    p.add_argument("--learner-arg", action="append", default=[], metavar="ARG",
-                   help="extra argument for the learner, e.g. --learner-arg=--hidden=128 (repeatable)")
-    p.add_argument("--actor-arg", action="append", default=[], metavar="ARG",
-                   help="extra argument for every actor (repeatable)")
-    add_flags(p, RunConfig)
-    return p
+    return front_end("saclstm run", "Start a learner and N actors from one TOML file ([run], [learner], [actor] "
+                     "tables), show progress, evaluate, summarise.", "TOML file with [run], [learner] and [actor] "
+                     "tables", "actor", RunConfig)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -173,10 +167,8 @@ def main(argv: list[str] | None = None) -> int:
 def launch(args: argparse.Namespace, default_config: str | None = None) -> int:
     """A run from parsed `saclstm run` flags (`saclstm demo` parses the same flags under its own name)."""
     config = args.config or default_config
-    try:
-        cfg = build(RunConfig, read_toml(config, "run"), given_flags(args, RunConfig))
-    except ConfigError as exc:
-        print(f"saclstm run: {exc}", file=sys.stderr)
+    cfg = settings(RunConfig, args, config, "run", "saclstm run")
+    if cfg is None:
         return 2
     return Launcher(cfg, config, args.learner_arg, args.actor_arg).run()
 

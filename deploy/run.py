@@ -11,23 +11,50 @@
 
 A kind of run is a config and a front end: a subclass that starts its children (`play`), says what is
 wrong (`problem`), what to do between looks (`tick`), when it is done (`done`), how to stop its children
-(`stop_children`) and what to summarise (`_summary`). `saclstm run` is deploy/launcher.py, `tank-train`
-deploy/tank/train.py.
+(`stop_children`) and what to summarise (`_summary`), and a command line built by `front_end` and read by
+`settings`. `saclstm run` is deploy/launcher.py, `tank-train` deploy/tank/train.py.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import signal
 import sys
 import time
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from deploy.children import Children
 from deploy.progress import LiveView
 from deploy.watch import HealthWatch
+from protocol.config import ConfigError, add_flags, build, given_flags, read_toml
 from protocol.health import Health, HealthReader
+
+T = TypeVar("T")
+
+
+def front_end(prog: str, description: str, config_help: str, children: str, table: type) -> argparse.ArgumentParser:
+    """The command line every kind of run takes: --config, extra arguments for the learner and for each of its
+    `children` (repeatable), and a flag per key of its own TOML table (`table`, a config class)."""
+    p = argparse.ArgumentParser(prog=prog, description=description)
+    p.add_argument("--config", help=config_help)
+    p.add_argument("--learner-arg", action="append", default=[], metavar="ARG",
+                   help="extra argument for the learner, e.g. --learner-arg=--hidden=128 (repeatable)")
+    p.add_argument(f"--{children}-arg", action="append", default=[], metavar="ARG",
+                   help=f"extra argument for every {children} (repeatable)")
+    add_flags(p, table)
+    return p
+
+
+def settings(cls: type[T], args: argparse.Namespace, config: str | None, table: str, prog: str) -> T | None:
+    """The kind's own table: the TOML file's `table`, then the flags. None, with the key and the reason printed
+    (the front end exits 2), when a value cannot work."""
+    try:
+        return build(cls, read_toml(config, table), given_flags(args, cls))
+    except ConfigError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return None
 
 
 class Run:

@@ -1,9 +1,9 @@
 """The actor's architecture and its weights blob's layout: what every weights message carries.
 
 Free of torch on purpose: a bot (actor/policy.py) rebuilds the actor from
-a blob with numpy alone, so a bot process never needs to import torch (1.7 s
-and ~700 MB of RSS each). learner/networks.py builds the torch modules to
-match, and re-exports these names.
+a blob with numpy alone, so a bot process never needs to import torch (seconds
+and hundreds of MB of RSS each: the figures are in docs/design.md, The actors).
+learner/networks.py builds the torch modules to match, and re-exports these names.
 """
 
 from __future__ import annotations
