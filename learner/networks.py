@@ -12,8 +12,8 @@ x is the observation, followed by the previous action (in [-1, 1]) when
 `prev_action` is set and the previous reward when `prev_reward` is set (both
 zero at an episode's start). The critic's LSTM sees only the history; the action being
 judged enters after it, so one unroll per critic serves every action we ask
-about (the replayed one, the policy's, the next step's). The README's design
-section has the numbers behind this choice.
+about (the replayed one, the policy's, the next step's). Why, and what it saves:
+docs/design.md (The networks); tests/bench/bench_update.py measures it.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ recall_k64 plays 128-step episodes (64 would leave nothing to answer); its
 memoryless return is -32. Settings are LearnerConfig's defaults with hidden =
 fc = 64 (deploy/demo.toml's widths; hidden 128 for recall_k64, which must hold
 64 values at once) and each task's memory_horizon (the span it
-needs, up to 64, as the README tells a user to set it), then --set over them; mapped to
+needs, up to 64, as docs/memory.md tells a user to set it), then --set over them; mapped to
 the update's settings as the learner maps them (learner.model.sac_config).
 
     python tests/bench/bench_memory.py --tasks recall_k4,recall_k16 --steps 40000
@@ -42,7 +42,7 @@ from actor.envs.memory import DELAYED_RECALL, FIRST_RECALL, fraction  # noqa: E4
 from tests.bench.inprocess import Bots, Run, evaluate, run_settings, to_batch, train  # noqa: E402,F401 - re-exported
 
 # name -> (env id, kwargs, default step budget, the task's own settings: memory_horizon = the span it needs,
-# up to 64, as the README tells a user to set it; --set goes over them)
+# up to 64, as docs/memory.md tells a user to set it; --set goes over them)
 TASKS: dict[str, tuple[str, dict[str, int], int, list[str]]] = {
     "recall_k4": (DELAYED_RECALL, {"k": 4}, 40_000, ["memory_horizon=4"]),
     "recall_k16": (DELAYED_RECALL, {"k": 16}, 100_000, ["memory_horizon=16"]),

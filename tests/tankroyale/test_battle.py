@@ -3,7 +3,7 @@ our controller, and the tank's experience as it leaves on a real ZeroMQ socket.
 
 The reward test scripts only the tank's *policy* (aim at the last scan, fire when on it): every event still travels
 the real path, the engine's turn -> the server's tick -> the bot API's parsing and dispatch order -> the tank. The
-expected rewards are computed from the observer's copy of each turn's events with the README's reward table.
+expected rewards are computed from the observer's copy of each turn's events with the reward table (TankRewards; docs/tankroyale.md).
 """
 
 from __future__ import annotations

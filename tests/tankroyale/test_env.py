@@ -37,7 +37,7 @@ def aim_and_fire(obs: np.ndarray) -> np.ndarray:
 
 
 def expected_reward(events: list[dict], me: int = 1) -> float:
-    """The reward the events of one turn are worth, by the README's table (TankRewards defaults)."""
+    """The reward the events of one turn are worth, by the reward table (TankRewards defaults; docs/tankroyale.md)."""
     r = REWARDS.turn
     for e in events:
         kind = e["type"]
