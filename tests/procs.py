@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,19 +20,14 @@ from typing import Any
 import msgpack
 import zmq
 
+from deploy.children import free_port, loopback  # noqa: F401 - free_port: the tests take it from here
 from protocol.lifeline import child_env
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def endpoints() -> dict[str, str]:
-    return {name: f"tcp://127.0.0.1:{free_port()}" for name in ("ingest", "weights", "metrics")}
+    return loopback("ingest", "weights", "metrics")
 
 
 class Procs:
