@@ -101,6 +101,7 @@ class Ingest:
         # When the learner last emptied its queue: every message that arrived before it has been read.
         # Liveness ages actors from here, so a busy learner's unread queue never makes an actor look dead.
         self.read_up_to = time.monotonic()
+        self.last_sender: str | None = None  # who sent the frame handled last (None: undecodable, no sender named)
         self._log = RateLimitedLog()
 
     def handle(self, frame: bytes | memoryview, version: int) -> int:
@@ -108,8 +109,11 @@ class Ingest:
         try:
             msg = decode(frame, self.limits)
         except ProtocolError as exc:
-            self._reject(exc.reason, exc.detail, *_blame(frame))
+            sender, steps = _blame(frame)
+            self.last_sender = sender
+            self._reject(exc.reason, exc.detail, sender, steps)
             return 0
+        self.last_sender = msg.sender
         stats = self._stats(msg.sender)
         self._track_seq(stats, msg)
         if isinstance(msg, Experience):

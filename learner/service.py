@@ -231,8 +231,12 @@ class Learner:
         self.passes += 1
 
     def _drain(self, read_at: float) -> int:
-        """At most max_drain messages; one that finds the queue empty tells liveness it is read up to `read_at`."""
-        steps = 0
+        """At most max_drain messages. Liveness is then read up to `read_at` when the queue was found empty, or
+        when one sender's frames were read twice: the ingest socket fair-queues its connections, so a second
+        frame from one means every connection that had a frame waiting at `read_at` has given one, and a sender
+        not read had nothing waiting. Without the second rule a sender flooding the queue would keep a dead one
+        beside it alive for good."""
+        steps, seen, twice = 0, set[str](), False
         for _ in range(self.cfg.max_drain):
             frame = self.transport.receive()
             if frame is None:
@@ -244,6 +248,13 @@ class Learner:
             added = self.ingest.received_steps - before
             steps += added
             self._add_debt(added)
+            sender = self.ingest.last_sender
+            twice = twice or sender in seen
+            if sender is not None:
+                seen.add(sender)
+        else:
+            if twice:
+                self.ingest.read_up_to = max(self.ingest.read_up_to, read_at)
         return steps
 
     def _add_debt(self, added: int) -> None:
