@@ -4,7 +4,7 @@
     .venv/bin/python tests/bench/bench_tank_learning.py --minutes 240 --run-dir runs/tank-4h   # in pieces:
         # stop it (or let a session end) and run the same line again: training resumes from the run's
         # checkpoint and its clock (tank-train counts training time across resumes); the evaluation
-        # runs once the budget is spent.
+        # runs once the budget is spent, and goes in pieces too (an opponent evaluated is not played again).
 
 Training is tank-train with its defaults (deploy/tank.toml) and `--minutes`; evaluation is tank-eval,
 `--rounds` rounds against each opponent (SittingDuck and SpinBot; with --minutes 240 or more, the six
@@ -22,6 +22,7 @@ win_rate_sittingduck_ci95, win_rate_spinbot, headon_win_rate_spinbot, hit_rate, 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import subprocess
 import sys
@@ -51,7 +52,17 @@ def train(run_dir: Path, minutes: float, extra: list[str]) -> dict[str, Any]:
 
 
 def evaluate(checkpoint: Path, opponent: str, rounds: int, run_dir: Path) -> dict[str, Any]:
+    """tank-eval's results against `opponent`; an evaluation a stopped run already made of this same checkpoint
+    file and round count is read back, so the evaluation too goes in pieces."""
     out_path = run_dir / f"eval-{opponent}.json"
+    digest = hashlib.sha256(checkpoint.read_bytes()).hexdigest()
+    try:
+        done_before = json.loads(out_path.read_text())
+        if done_before.get("checkpoint_sha256") == digest and done_before.get("rounds") == rounds:
+            print(f"{opponent}: evaluated before, this checkpoint ({out_path})", flush=True)
+            return done_before["results"]
+    except (OSError, ValueError):
+        pass
     cmd = [sys.executable, "-m", "deploy", "tank-eval", "--checkpoint", str(checkpoint), "--opponent", opponent,
            "--rounds", str(rounds), "--out", str(out_path)]
     print("$", " ".join(cmd[2:]), flush=True)
@@ -59,7 +70,9 @@ def evaluate(checkpoint: Path, opponent: str, rounds: int, run_dir: Path) -> dic
     print(done.stdout.strip(), flush=True)
     if done.returncode != 0:
         raise SystemExit(f"tank-eval failed ({done.returncode}): {done.stderr[-2000:]}")
-    return json.loads(out_path.read_text())["results"]
+    result = json.loads(out_path.read_text())
+    out_path.write_text(json.dumps(result | {"checkpoint_sha256": digest}, indent=1))
+    return result["results"]
 
 
 def main() -> None:
