@@ -12,7 +12,7 @@ TANK_ROYALE = "TankRoyale-v0"
 
 
 def register() -> None:
-    """Idempotent: the game's module registers the same id when imported first."""
+    """Idempotent: importing the package twice (or reloading it) registers the id once."""
     if TANK_ROYALE not in gym.registry:
         gym.register(id=TANK_ROYALE, entry_point="actor.bots.tankroyale.env:TankRoyaleEnv")
 

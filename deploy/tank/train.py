@@ -31,9 +31,9 @@ from typing import Any
 from actor.bots.tankroyale.engine import Setup
 from deploy.children import loopback
 from deploy.progress import LiveView
-from deploy.run import Run
+from deploy.run import Run, front_end, settings
 from deploy.tank.battle import OURS, Arena, RoundLog
-from protocol.config import ConfigError, add_flags, build, check, given_flags, read_toml
+from protocol.config import check
 
 TANK_TOML = Path(__file__).resolve().parents[1] / "tank.toml"
 
@@ -306,24 +306,17 @@ class TankTrainer(Run):
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="saclstm tank-train", description="Train our Tank Royale tank in battles: a "
-                                "learner, N tanks and scripted opponents on our game server (or an official one), "
-                                "rounds back to back, with progress, checkpoints, resume, curves and a summary.")
-    p.add_argument("--config", help=f"TOML with [battle], [learner], [actor] and [tank] tables (default: {TANK_TOML})")
-    p.add_argument("--learner-arg", action="append", default=[], metavar="ARG",
-                   help="extra argument for the learner, e.g. --learner-arg=--hidden=128 (repeatable)")
-    p.add_argument("--tank-arg", action="append", default=[], metavar="ARG",
-                   help="extra argument for every tank (repeatable)")
-    add_flags(p, BattleConfig)
-    return p
+    return front_end("saclstm tank-train", "Train our Tank Royale tank in battles: a learner, N tanks and scripted "
+                     "opponents on our game server (or an official one), rounds back to back, with progress, "
+                     "checkpoints, resume, curves and a summary.",
+                     f"TOML with [battle], [learner], [actor] and [tank] tables (default: {TANK_TOML})", "tank",
+                     BattleConfig)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     config = args.config or str(TANK_TOML)
-    try:
-        cfg = build(BattleConfig, read_toml(config, "battle"), given_flags(args, BattleConfig))
-    except ConfigError as exc:
-        print(f"saclstm tank-train: {exc}", file=sys.stderr)
+    cfg = settings(BattleConfig, args, config, "battle", "saclstm tank-train")
+    if cfg is None:
         return 2
     return TankTrainer(cfg, config, args.learner_arg, args.tank_arg).run()

@@ -60,7 +60,7 @@ OBS_DIM = len(OBSERVATION)  # 35, as the original Nim bot's
 
 @dataclass(frozen=True)
 class TankRewards:
-    """Reward weights (README, Tank Royale): per point of damage, per event, per turn."""
+    """Reward weights (docs/tankroyale.md, `[tank]`): per point of damage, per event, per turn."""
 
     damage_dealt: float = field(default=0.1, metadata={"help": "per energy point our bullets or rams take from others"})
     damage_taken: float = field(default=-0.1, metadata={"help": "per energy point we lose to bullets and rams"})
@@ -76,7 +76,8 @@ class TankRewards:
 
 @dataclass(frozen=True)
 class TankControls:
-    """How the action's aim and the radar become orders (README, Tank Royale: what each form measured)."""
+    """How the action's aim and the radar become orders (docs/tankroyale.md, `[controls]`; what each form
+    measured: docs/tank-learning.md)."""
 
     aim: str = field(default="path", metadata={"help": "path: the gun action picks a point on the enemy's course "
                                                        "(if it keeps its speed and heading), from where it is now "

@@ -31,8 +31,8 @@ import numpy as np
 from actor.bots.tankroyale.brain import ACT_HIGH, ACT_LOW, OBS_DIM, Orders, TankBrain, TankControls, TankRewards
 from actor.bots.tankroyale.engine import Engine, Intent, Participant, Setup, Turn
 from actor.bots.tankroyale.opponents import OPPONENTS, Me, act_on_turn, make
+from actor.envs.tankroyale import TANK_ROYALE as ENV_ID  # noqa: F401 - registered there, by name; importers read it here
 
-ENV_ID = "TankRoyale-v0"
 ME, THEM = 1, 2
 
 
@@ -155,12 +155,3 @@ def intent(o: Orders, drive: bool = True) -> Intent:
     return Intent(target_speed=o.target_speed if drive else 0.0, turn_rate=o.turn_rate if drive else 0.0,
                   gun_turn_rate=o.gun_turn_rate, radar_turn_rate=o.radar_turn_rate, firepower=o.firepower,
                   adjust_gun_for_body_turn=flag, adjust_radar_for_body_turn=flag, adjust_radar_for_gun_turn=flag)
-
-
-def register() -> None:
-    """Make ENV_ID known to gymnasium.make (idempotent: the daemon and a user may both import this)."""
-    if ENV_ID not in gym.registry:
-        gym.register(id=ENV_ID, entry_point=f"{__name__}:TankRoyaleEnv")
-
-
-register()
