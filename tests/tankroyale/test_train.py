@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -50,7 +51,9 @@ def test_train_plays_its_rounds_checkpoints_resumes_and_evaluates(tmp_path: Path
     again = train(run, 3)  # the same run dir: the learner resumes, the round count goes on
     assert again.returncode == 0, again.stdout + again.stderr
     assert len((run / "rounds.jsonl").read_text().splitlines()) == 3
-    assert "resuming from" in (run / "learner.log").read_text()
+    log = (run / "learner.log").read_text()
+    assert "resuming from" in log
+    assert re.search(r"replay: [1-9]\d* transitions restored", log), "a run in pieces trains from the replay it had"
 
     report = tmp_path / "eval.json"
     ev = subprocess.run([sys.executable, "-m", "deploy", "tank-eval", "--checkpoint",
