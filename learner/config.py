@@ -90,6 +90,9 @@ class LearnerConfig:
     game: str = _f("", "the game or environment name recorded in checkpoints")
     save_replay: bool = _f(False, "also write the replay buffer to replay.sacl beside the checkpoint at shutdown, "
                                   "and reload it on resume")
+    replay_save_s: float = _f(300.0, "with save_replay, also write replay.sacl every this many seconds while training "
+                                     "(0: at shutdown only), so a learner killed outright resumes with most of its "
+                                     "experience rather than an empty replay")
     promotion_gate: bool = _f(False, "saves become <live>.candidate.sacl; `saclstm ckpt promote` makes one live "
                                      "only if it scores well enough")
     prometheus_port: int = _f(-1, "serve /metrics, /healthz, /readyz on this port; -1 = off, 0 = any free port")
@@ -129,6 +132,7 @@ class LearnerConfig:
         for key in ("actor_lr", "critic_lr", "alpha_lr", "init_alpha", "publish_hz", "republish_s", "dead_after_s"):
             check(getattr(self, key) > 0, key, getattr(self, key), "must be above 0")
         check(self.grad_clip >= 0, "grad_clip", self.grad_clip, "must be 0 (off) or above")
+        check(self.replay_save_s >= 0, "replay_save_s", self.replay_save_s, "must be 0 (at shutdown only) or above")
         check(self.device == "cpu" or self.device.startswith("cuda"), "device", self.device, "must be cpu or cuda[:N]")
         check(self.max_drain >= 1, "max_drain", self.max_drain, "must be at least 1")
         check(self.max_steps_per_pass >= 1, "max_steps_per_pass", self.max_steps_per_pass, "must be at least 1")

@@ -4,12 +4,18 @@
     train:   a save every save_interval gradient steps (skipped and counted while one is in flight)
     publish: the newest weights version noted beside the checkpoints (a crash must not lower it)
     stop:    a final save, waited for (bounded), and the replay file when asked
+
+With save_replay the replay file is also written every replay_save_s while training, from a copy, on a thread
+of its own: a learner killed outright then resumes with all but the last few minutes of its experience. A
+resume from an empty replay trains its first thousands of steps on a few thousand fresh transitions, which
+undid much of what a trained tank had learned (docs/tank-learning.md, cause 4).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from functools import partial
 from pathlib import Path
@@ -36,6 +42,8 @@ class Persistence:
         # Behind a promotion gate saves become candidates; the live file changes only by promotion.
         target = self.live.with_name(self.live.stem + ".candidate.sacl") if cfg.promotion_gate else self.live
         self.saver = Saver(target, cfg.keep_checkpoints, cfg.max_checkpoint_bytes)
+        self._replay_writer: threading.Thread | None = None
+        self._replay_saved_at = time.monotonic()
 
     # -- start ----------------------------------------------------------------------------
 
@@ -80,16 +88,37 @@ class Persistence:
     def save(self, meta: dict[str, Any], tensors: dict[str, np.ndarray]) -> None:
         self.saver.request(meta, tensors)
 
+    def replay_due(self, replay: SequenceReplay, grad_steps: int) -> None:
+        """The periodic replay file: every replay_save_s, from a copy taken now, written on a thread (one at a
+        time; a write still going when the next is due skips that one)."""
+        cfg, now = self.cfg, time.monotonic()
+        if not cfg.save_replay or cfg.replay_save_s <= 0 or now - self._replay_saved_at < cfg.replay_save_s:
+            return
+        self._replay_saved_at = now
+        if self._replay_writer is not None and self._replay_writer.is_alive():
+            return
+        arrays, transitions = replay.export(), replay.transitions
+        self._replay_writer = threading.Thread(target=self._write_replay, args=(grad_steps, arrays, transitions),
+                                               name="saclstm-replay-write", daemon=True)
+        self._replay_writer.start()
+
+    def _write_replay(self, grad_steps: int, arrays: dict[str, np.ndarray], transitions: int) -> None:
+        path, start = self.dir / "replay.sacl", time.monotonic()
+        try:
+            write_atomic(path, encode_checkpoint({"game": self.cfg.game, "grad_steps": grad_steps}, arrays))
+        except OSError as exc:
+            log.warning("replay file %s not written: %s", path, exc)
+            return
+        log.info("replay: %d transitions written to %s in %.1f s", transitions, path, time.monotonic() - start)
+
     def final(self, meta: dict[str, Any] | None, tensors: dict[str, np.ndarray] | None,
               replay: SequenceReplay | None) -> None:
         """The shutdown save (bounded wait), the replay file if asked, then the saver goes."""
+        if self._replay_writer is not None:
+            self._replay_writer.join(self.cfg.save_timeout_s)
         if meta is not None and tensors is not None:
             if self.saver.final(meta, tensors, timeout=self.cfg.save_timeout_s):
                 log.info("final checkpoint written: %s", self.saver.last_path)
             if self.cfg.save_replay and replay is not None:
-                path, start = self.dir / "replay.sacl", time.monotonic()
-                write_atomic(path, encode_checkpoint({"game": self.cfg.game, "grad_steps": meta["grad_steps"]},
-                                                     replay.export()))
-                log.info("replay: %d transitions written to %s in %.1f s", replay.transitions, path,
-                         time.monotonic() - start)
+                self._write_replay(int(meta["grad_steps"]), replay.export(), replay.transitions)
         self.saver.close()

@@ -152,6 +152,8 @@ class Learner:
     def _maybe_save(self) -> None:
         if self.files is not None and self.sac is not None and self.grad_steps % self.cfg.save_interval == 0:
             self.files.save(*self._save_parts())
+            if self.replay is not None:
+                self.files.replay_due(self.replay, self.grad_steps)
 
     def _final_save(self) -> None:
         if self.files is None:

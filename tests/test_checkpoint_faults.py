@@ -150,6 +150,34 @@ def test_restart_resumes_bitwise_with_replay(procs: Procs, tmp_path: Path) -> No
         ctx.term()
 
 
+def test_a_killed_learner_resumes_with_the_replay_it_wrote_while_training(procs: Procs, tmp_path: Path) -> None:
+    """With save_replay the replay file is also written while training (replay_save_s), so SIGKILL, which allows no
+    shutdown save, still leaves a resume most of the experience: not the empty replay whose first thousands of
+    steps undid a trained tank (docs/tank-learning.md, cause 4)."""
+    import re
+
+    live = tmp_path / "run" / "live.sacl"
+    eps = endpoints()
+    args = ("--weights-path", str(live), "--save-replay", "true", "--replay-save-s", "0.5", "--save-interval", "5")
+    learner = procs.learner(eps, *SMALL_LEARNER, *args, name="killed")
+    watch = Watch(eps["metrics"])
+    try:
+        with Feeder(eps["ingest"]):
+            watch.wait(lambda h: h["grad_steps"] >= 50 and (live.parent / "replay.sacl").exists(), 60,
+                       "training, and a replay file written while it trains")
+            learner.send_signal(signal.SIGKILL)
+            learner.wait(10)
+    finally:
+        watch.close()
+    procs.learner(endpoints(), *SMALL_LEARNER, *args, name="resumed")
+    deadline, log = time.monotonic() + 60, ""
+    while time.monotonic() < deadline and "transitions restored" not in log:
+        log = procs.log("resumed")
+        time.sleep(0.1)
+    restored = re.search(r"replay: (\d+) transitions restored", log)
+    assert restored and int(restored.group(1)) > 0, log
+
+
 def restarted(procs: Procs, directories: dict[str, Path]) -> dict[str, Any]:
     """One learner per checkpoint directory, started together (each subscribed to first, so nothing is
     missed); the first Weights each publishes."""
