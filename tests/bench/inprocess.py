@@ -153,17 +153,24 @@ def make_sac(env_id: str, kwargs: dict[str, Any], run: Run) -> SAC:
     return run.sac(arch)
 
 
+def new_replay(run: Run, sac: SAC, seed: int = 0) -> SequenceReplay:
+    cfg = run.cfg
+    return SequenceReplay(cfg.capacity, cfg.chunks.seq_len, cfg.chunks.overlap, sac.arch.obs_dim, sac.arch.act_dim,
+                          state_dim=cfg.hidden if cfg.stored_state else 0, seed=seed)
+
+
 def train(env_id: str, kwargs: dict[str, Any], steps: int, run: Run, seed: int = 0, log_every: int = 0,
           on_update: Callable[[SAC, int], None] | None = None, on_steps: Callable[[SAC, int, Bots], None] | None = None,
-          sac: SAC | None = None) -> SAC:
-    """Learn from scratch for `steps` env steps (all bots together); returns the learner.
+          sac: SAC | None = None, replay: SequenceReplay | None = None) -> SAC:
+    """Learn for `steps` env steps (all bots together); returns the learner. From scratch, or going on with `sac`;
+    into a new replay (training waits for learning_starts), or going on with `replay` (it does not wait).
     on_update(sac, updates) after every gradient step, on_steps(sac, env_steps, bots) every log_every steps."""
     torch.manual_seed(seed)
     cfg = run.cfg
     sac = sac or make_sac(env_id, kwargs, run)
-    obs_dim, act_dim = sac.arch.obs_dim, sac.arch.act_dim
-    replay = SequenceReplay(cfg.capacity, cfg.chunks.seq_len, cfg.chunks.overlap, obs_dim, act_dim,
-                            state_dim=cfg.hidden if cfg.stored_state else 0, seed=seed)
+    act_dim = sac.arch.act_dim
+    warmup = cfg.learning_starts if replay is None or replay.transitions == 0 else 0
+    replay = replay if replay is not None else new_replay(run, sac, seed)
     bots = Bots(env_id, kwargs, run.bots, seed, cfg.hidden, run.rho)
     pending: list[list[tuple]] = [[] for _ in range(run.bots)]
     start_state: list[tuple] = [(bots.h[0, i].clone().numpy(), bots.c[0, i].clone().numpy(), 0.0,
@@ -196,7 +203,7 @@ def train(env_id: str, kwargs: dict[str, Any], steps: int, run: Run, seed: int =
                 recent = np.mean(bots.returns[-20:]) if bots.returns else float("nan")
                 print(f"  {done_steps} steps, {updates} updates, recent return {recent:.2f}, "
                       f"{time.time() - t0:.0f} s", flush=True)
-        if done_steps < cfg.learning_starts:
+        if done_steps < warmup:
             continue
         owed += run.bots * cfg.utd_ratio
         while owed >= 1:
