@@ -51,11 +51,10 @@ def train(run_dir: Path, minutes: float, extra: list[str]) -> dict[str, Any]:
     return json.loads((run_dir / "summary.json").read_text())
 
 
-def evaluate(checkpoint: Path, opponent: str, rounds: int, run_dir: Path) -> dict[str, Any]:
+def evaluate(checkpoint: Path, digest: str, opponent: str, rounds: int, run_dir: Path) -> dict[str, Any]:
     """tank-eval's results against `opponent`; an evaluation a stopped run already made of this same checkpoint
     file and round count is read back, so the evaluation too goes in pieces."""
     out_path = run_dir / f"eval-{opponent}.json"
-    digest = hashlib.sha256(checkpoint.read_bytes()).hexdigest()
     try:
         done_before = json.loads(out_path.read_text())
         if done_before.get("checkpoint_sha256") == digest and done_before.get("rounds") == rounds:
@@ -100,9 +99,10 @@ def main() -> None:
         return
     opponents = args.opponents.split(",") if args.opponents else list(SIX + HELD_OUT if args.minutes >= 240 else SIX[:2])
     checkpoint = run_dir / "checkpoints" / "live.sacl"
+    digest = hashlib.sha256(checkpoint.read_bytes()).hexdigest()  # the evaluations read back are of this file
     shots = hits = 0.0
     for opponent in opponents:
-        results = evaluate(checkpoint, opponent, args.rounds, run_dir)
+        results = evaluate(checkpoint, digest, opponent, args.rounds, run_dir)
         ours, key = results["saclstm-tank"], opponent.lower()
         destroyed = round(ours["win_rate_destroyed"] * ours["rounds"])  # the targets count these wins only
         out[f"win_rate_{key}"] = round(destroyed / ours["rounds"], 3)
