@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from actor.bots.tankroyale.opponents import OPPONENTS, Me, View, make, normal
-from actor.bots.tankroyale.samples import SAMPLES, Rotation
+from actor.bots.tankroyale.opponents.samples import SAMPLES, Rotation
 from tests.tankroyale.test_opponents import BOT, fired, kinds, play
 
 

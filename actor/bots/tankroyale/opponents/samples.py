@@ -1,11 +1,11 @@
 """More of the official sample bots (Crazy, Corners, VelociBot, MyFirstBot, Fire), written as policies.
 
-`tank-train` never plays them: they are the opponents a trained tank is evaluated against to tell
+Held out (`pool`): `tank-train` never plays them by default; they are the opponents a trained tank is evaluated against to tell
 whether it learned Tank Royale or only the six it trained on. Each moves in a way none of those six
 does: zigzag arcs flat out, a corner and a sweeping gun, alternating speeds on a spinning gun, a
 seesaw, a sitter that moves only when hit.
 
-Written the way opponents.py writes the classic ones: one turn at a time, a blocking move kept as a
+Written the way classic.py writes the classic ones: one turn at a time, a blocking move kept as a
 goal re-read from the state every turn. The samples' blocking calls inside event handlers (MyFirstBot
 and Fire turn perpendicular to a bullet that hit them) run beside the move in progress, as the bot
 API's handlers do: the turn and the drive proceed together.
@@ -19,7 +19,8 @@ import numpy as np
 
 from actor.bots.tankroyale import rules as R
 from actor.bots.tankroyale.engine import Intent
-from actor.bots.tankroyale.opponents import OPPONENTS, Me, Move, Policy, View, _still, arrival_speed, distance_to
+from actor.bots.tankroyale.opponents.policy import Move, Policy, arrival_speed, distance_to, still
+from actor.bots.tankroyale.opponents.view import Me, View
 from actor.bots.tankroyale.rules import normalize_relative_degrees as normal
 
 
@@ -64,7 +65,7 @@ class Crazy(Policy):
         self.forward, self.stage, self.turn = True, 0, None
 
     def act(self, view: View) -> Intent:
-        me, i = view.me, _still()
+        me, i = view.me, still()
         if view.hit_wall or any(b.rammed for b in view.bumps):
             self.forward = not self.forward
         if self.turn is None:
@@ -100,7 +101,7 @@ class Corners(Policy):
         self.phase, self.turn, self.move, self.gun_left, self.sweep = "face", None, None, 0.0, 0
 
     def act(self, view: View) -> Intent:
-        me, i = view.me, _still()
+        me, i = view.me, still()
         if view.scans and me.gun_heat == 0:
             d = distance_to(me, view.scans[0].x, view.scans[0].y)
             i.firepower = 1.0 if d > 200 or me.energy < 15 else 2.0 if d > 50 else 3.0
@@ -146,7 +147,7 @@ class VelociBot(Policy):
         self.count, self.turn_rate, self.speed = 0, 0.0, 0.0
 
     def act(self, view: View) -> Intent:
-        me, i = view.me, _still()
+        me, i = view.me, still()
         if view.hit_by_bullet:
             self.turn_rate = 5.0
         if view.hit_wall:
@@ -177,7 +178,7 @@ class MyFirstBot(Policy):
         self.stage, self.move, self.gun_left, self.dodge = 0, None, 0.0, None
 
     def act(self, view: View) -> Intent:
-        me, i = view.me, _still()
+        me, i = view.me, still()
         if view.scans and me.gun_heat == 0:
             i.firepower = 1.0
         if self.dodge is not None:
@@ -218,7 +219,7 @@ class Fire(Policy):
         self.dist, self.dodge, self.move, self.gun_goal = 50.0, None, None, None
 
     def act(self, view: View) -> Intent:
-        me, i = view.me, _still()  # the gun rides the body, the radar the gun
+        me, i = view.me, still()  # the gun rides the body, the radar the gun
         if view.scans and me.gun_heat == 0:
             close = distance_to(me, view.scans[0].x, view.scans[0].y) < 50 and me.energy > 50
             i.firepower, i.rescan = (3.0 if close else 1.0), True
@@ -259,4 +260,3 @@ class Fire(Policy):
 
 
 SAMPLES: tuple[type[Policy], ...] = (Crazy, Corners, VelociBot, MyFirstBot, Fire)
-OPPONENTS.update({p.name: p for p in SAMPLES})
