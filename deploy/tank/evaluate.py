@@ -1,10 +1,14 @@
-"""`saclstm tank-eval`: how good is a checkpoint? Deterministic battles that send nothing, beside two baselines.
+"""`saclstm tank-eval`: how good is a checkpoint? Deterministic battles that send nothing, beside three baselines.
 
     saclstm tank-eval --checkpoint runs/tank-.../checkpoints/live.sacl --opponent SpinBot --rounds 100
 
-Three matchups play the same battles (one game of `rounds` rounds each, the same server seed, so the
+Four matchups play the same battles (one game of `rounds` rounds each, the same server seed, so the
 same start positions): our tank (deterministic policy from the checkpoint, eval mode: no experience
-leaves it, no learner needed) against the opponent, then RandomBot and HeadOnBot in our tank's place.
+leaves it, no learner needed) against the opponent, then in our tank's place the constant action of its
+form ("constant-action": `saclstm tank --fixed-action`, one action every decision through the same
+[controls], no network; actor/bots/tankroyale/baseline.py), HeadOnBot and RandomBot. Much of a tank's win
+rate comes from its controls, not from learning: the constant action is what the controls alone win, so
+what the checkpoint learned is its margin over that side, not its win rate.
 Each gets its win rate with a 95% Wilson interval and its mean round score, and how it fought (from the
 server's observer ticks, actor/bots/tankroyale/fight.py): its hit rate, the damage it dealt and took per
 round, and of the rounds it won, the share it won by destroying the opponent and by outlasting it (the
@@ -18,20 +22,26 @@ does not fit the tank, stops the command before any battle (actor/bots/tankroyal
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import signal
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from actor.bots.tankroyale.brain import TankControls
 from actor.bots.tankroyale.engine import Setup
 from actor.bots.tankroyale.fits import checkpoint_problem
 from deploy.children import Children, free_port
 from deploy.tank.battle import OURS, Arena, RoundRecord, fight_stats, wilson
 
-BASELINES = ("RandomBot", "HeadOnBot")
+FIXED = "constant-action"  # the constant action of our tank's form, in our tank's place (its name in the game)
+BASELINES = ("HeadOnBot", "RandomBot")  # scripted, in our tank's place
 
 
 def summarise(records: list[RoundRecord]) -> dict[str, Any]:
@@ -45,27 +55,66 @@ def summarise(records: list[RoundRecord]) -> dict[str, Any]:
             **fight_stats([r.__dict__ for r in records])}
 
 
+def controls_of(config: str | None) -> TankControls:
+    """The action's form our tank plays: the run's [controls] (TankControls' defaults without a config)."""
+    from protocol.config import build, read_toml
+
+    return build(TankControls, read_toml(config, "controls"), {})
+
+
+def constant_action(config: str | None, given: str | None = None) -> np.ndarray:
+    """The constant-action side's action: `given` ('A,B,C,D'), or the FIXED_ACTIONS entry of the config's aim
+    form. ValueError with the reason (a bad value, or a form with none), so that the command stops at start."""
+    from actor.bots.tankroyale.baseline import fixed_action, parse_action
+
+    if given is not None:
+        try:
+            return parse_action(given)
+        except ValueError as exc:
+            raise ValueError(f"--fixed-action {given}: {exc}") from None
+    try:
+        return fixed_action(controls_of(config))
+    except ValueError as exc:
+        raise ValueError(f"{exc} (--fixed-action A,B,C,D; or --no-baselines)") from None
+
+
 def report(side: str, r: dict[str, Any]) -> str:
     """One side's lines: its win rate, then how it fought (a win rate alone hides how the rounds were won)."""
-    return (f"  {side:<13} win rate {r['win_rate']:.2f} (95% CI {r['ci95'][0]:.2f}-{r['ci95'][1]:.2f})   "
+    return (f"  {side:<15} win rate {r['win_rate']:.2f} (95% CI {r['ci95'][0]:.2f}-{r['ci95'][1]:.2f})   "
             f"mean score {r['mean_score']:.1f} vs {r['mean_opponent_score']:.1f}   mean turns {r['mean_turns']:.0f}\n"
-            f"  {'':<13} hit rate {r['hit_rate']:.2f} ({r['hits']} of {r['shots']} shots)   damage per round "
+            f"  {'':<15} hit rate {r['hit_rate']:.2f} ({r['hits']} of {r['shots']} shots)   damage per round "
             f"dealt {r['mean_dealt']:.1f}, taken {r['mean_taken']:.1f}   " + (
                 f"of the wins: destroyed {r['destroyed_rate']:.2f}, outlasted {r['outlasted_rate']:.2f} "
                 f"(won by destroying: {r['win_rate_destroyed']:.2f} of rounds)" if r["wins"] else "no wins"))
 
 
+def comparison(results: dict[str, dict[str, Any]]) -> str | None:
+    """The line that says what learning added: our tank's rates minus the constant action's, in the same battles."""
+    ours, fixed = results.get(OURS), results.get(FIXED)
+    if ours is None or fixed is None:
+        return None
+    parts = [f"{what} {ours[key]:.2f} vs {fixed[key]:.2f} ({ours[key] - fixed[key]:+.2f})"
+             for what, key in (("destroyed", "win_rate_destroyed"), ("won", "win_rate"))]
+    return "learned minus the constant action of its form (what the checkpoint adds to its controls): " + ", ".join(parts)
+
+
 def evaluate(checkpoint: str | None, opponent: str, rounds: int, seed: int = 0, baselines: bool = True,
              tps: int = -1, log_dir: Path | None = None, timeout_s: float = 3600.0,
-             replay: Path | None = None, config: str | None = None) -> dict[str, dict[str, Any]]:
+             replay: Path | None = None, config: str | None = None,
+             fixed_action: Sequence[float] | None = None) -> dict[str, dict[str, Any]]:
     """Win rates of our tank (and the baselines) against `opponent`; {side: summary}. Stops everything it starts.
-    `replay`: a folder for a page per round our tank played; `config`: the TOML the tank reads [controls] from."""
+    `replay`: a folder for a page per round our tank played; `config`: the TOML the tanks read [controls] from;
+    `fixed_action`: the constant-action side's action (default: its form's, constant_action; ValueError when
+    the form has none)."""
     from actor.bots.tankroyale.server import run_server
 
+    action = None
+    if baselines:  # resolved before anything starts: a form with no constant action stops here
+        action = np.asarray(fixed_action, np.float32) if fixed_action is not None else constant_action(config)
     log_dir = log_dir or Path(tempfile.mkdtemp(prefix="tank-eval-"))
     log_dir.mkdir(parents=True, exist_ok=True)
     children = Children(log_dir)
-    sides = ([OURS] if checkpoint else []) + (list(BASELINES) if baselines else [])
+    sides = ([OURS] if checkpoint else []) + ([FIXED, *BASELINES] if baselines else [])
     setup = Setup(number_of_rounds=rounds)
     servers: list[Any] = []
     arenas: list[Any] = []
@@ -78,6 +127,10 @@ def evaluate(checkpoint: str | None, opponent: str, rounds: int, seed: int = 0, 
                 children.start(side, "deploy", "tank", "--eval", "--checkpoint", str(checkpoint), "--server", server.url,
                                "--name", OURS, "--actor-id", "tank-eval", "--ingest", f"tcp://127.0.0.1:{free_port()}",
                                "--weights", f"tcp://127.0.0.1:{free_port()}", "--retry-s", "30",
+                               *(["--config", config] if config else []))
+            elif side == FIXED and action is not None:  # the same form: the same --config's [controls]
+                children.start(side, "deploy", "tank", f"--fixed-action={','.join(repr(float(v)) for v in action)}",
+                               "--server", server.url, "--name", FIXED, "--retry-s", "30",
                                *(["--config", config] if config else []))
             else:
                 children.start(side, "actor.bots.tankroyale.opponents", side, "--server", server.url, "--seed", str(seed))
@@ -108,16 +161,22 @@ def parser() -> argparse.ArgumentParser:
     from actor.bots.tankroyale.opponents import OPPONENTS
 
     p = argparse.ArgumentParser(prog="saclstm tank-eval", description="Play a checkpoint deterministically against an "
-                                "opponent, beside two baselines; nothing is sent to a learner.")
+                                "opponent, beside three baselines in the same battles (the constant action of its "
+                                "form, HeadOnBot, RandomBot); nothing is sent to a learner.")
     p.add_argument("--checkpoint", required=True, help="the checkpoint file to play (e.g. runs/.../live.sacl)")
     p.add_argument("--opponent", default="SpinBot", choices=sorted(OPPONENTS), help="who to play against")
     p.add_argument("--rounds", type=int, default=100, help="rounds per matchup")
     p.add_argument("--seed", type=int, default=0, help="the battles' seed (start positions)")
     p.add_argument("--tps", type=int, default=-1, help="turns per second; -1: as fast as the bots answer")
     p.add_argument("--no-baselines", action="store_true", help="play only our tank")
+    p.add_argument("--fixed-action", metavar="A,B,C,D", help="the constant-action side plays this action (speed, "
+                   "body turn, aim, fire power) every decision instead of its form's own (FIXED_ACTIONS in "
+                   "actor/bots/tankroyale/baseline.py); a value that starts with '-' takes '=': "
+                   "--fixed-action=-4,0,0,2")
     p.add_argument("--out", help="write the results here as JSON")
-    p.add_argument("--config", help="the run's TOML: our tank plays with its [controls] (the action's form it was "
-                   "trained with; default: TankControls' defaults, which tank-train's deploy/tank.toml uses)")
+    p.add_argument("--config", help="the run's TOML: our tank and the constant action play with its [controls] (the "
+                   "action's form it was trained with; default: TankControls' defaults, which tank-train's "
+                   "deploy/tank.toml uses)")
     p.add_argument("--replay", metavar="DIR", help="write each round our tank played as a page to watch in a "
                    "browser: DIR/round-001.html, ...")
     return p
@@ -125,26 +184,61 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    if (problem := checkpoint_problem(args.checkpoint)) is not None:
+    if (problem := start_problem(args)) is not None:
         print(f"saclstm tank-eval: {problem}", file=sys.stderr)
         return 2
-    if args.rounds < 1:
-        print(f"saclstm tank-eval: --rounds {args.rounds}: play at least one round", file=sys.stderr)
-        return 2
+    action = None if args.no_baselines else constant_action(args.config, args.fixed_action)
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # stopped as Ctrl-C stops it: everything it started ends
     try:
         results = evaluate(args.checkpoint, args.opponent, args.rounds, args.seed, not args.no_baselines, args.tps,
-                           replay=Path(args.replay) if args.replay else None, config=args.config)
+                           replay=Path(args.replay) if args.replay else None, config=args.config,
+                           fixed_action=None if action is None else action.tolist())
     except KeyboardInterrupt:
         print("saclstm tank-eval: stopped", file=sys.stderr)
         return 130
-    print(f"{args.rounds} rounds against {args.opponent} (seed {args.seed}), deterministic, nothing sent:")
+    print(headline(args, action))
     for side, r in results.items():
         print(report(side, r))
+    if (line := comparison(results)) is not None:
+        print(line)
     if args.replay:
         pages = sorted(Path(args.replay).glob("round-*.html"))
         print(f"replays: {len(pages)} pages in {args.replay}" + (f" ({pages[0].name} ...)" if pages else ""))
     if args.out:
+        played = {} if action is None else {"fixed_action": [round(float(v), 6) for v in action],
+                                            "controls": dataclasses.asdict(controls_of(args.config))}
         Path(args.out).write_text(json.dumps({"opponent": args.opponent, "rounds": args.rounds, "seed": args.seed,
-                                              "checkpoint": args.checkpoint, "results": results}, indent=1))
+                                              "checkpoint": args.checkpoint, **played, "results": results}, indent=1))
     return 0
+
+
+def start_problem(args: argparse.Namespace) -> str | None:
+    """Why the command cannot start (a bad checkpoint, round count, --config or --fixed-action), or None: each is
+    found before any battle, not after an evaluation played without it."""
+    if (problem := checkpoint_problem(args.checkpoint)) is not None:
+        return problem
+    if args.rounds < 1:
+        return f"--rounds {args.rounds}: play at least one round"
+    if args.no_baselines and args.fixed_action is not None:
+        return "--fixed-action is the constant-action side's, which --no-baselines leaves out: drop one of them"
+    try:
+        controls_of(args.config)
+        if not args.no_baselines:
+            constant_action(args.config, args.fixed_action)
+    except ValueError as exc:  # a ConfigError too: the file, or a key of its [controls]
+        return str(exc)
+    return None
+
+
+def headline(args: argparse.Namespace, action: np.ndarray | None) -> str:
+    """What was played: the rounds, and who took our tank's place (the constant action with its form)."""
+    from actor.bots.tankroyale.baseline import describe
+
+    line = f"{args.rounds} rounds against {args.opponent} (seed {args.seed}), deterministic, nothing sent"
+    if action is None:
+        return line + ":"
+    c = controls_of(args.config)
+    return (f"{line}; in our tank's place in the same battles, the baselines {FIXED}, {', '.join(BASELINES)}:\n"
+            f"  {FIXED} = {describe(action)} (speed, body turn, aim, power) every decision, no network, in the "
+            f"checkpoint's form (aim {c.aim}, radar {c.radar}, move {c.move}, speed {c.speed}, repeat {c.repeat}): "
+            "what the controls alone win")

@@ -9,7 +9,8 @@ Parts (each prints its figure beside what it is compared with; the last line is 
   at 30 TPS for --seconds; the share of bot-turns the servers played without an intent (target <= 1%).
 - rounds_per_hour: the same command at auto pace (2 tanks, SittingDuck and SpinBot, the tank.toml defaults).
 - with --checkpoint: win rates in `saclstm tank-eval` battles against SittingDuck (stationary) and SpinBot
-  (spinner), beside RandomBot and HeadOnBot in our tank's place in the same battles.
+  (spinner), beside the constant action of its form (fixed_win_rate_*: the controls alone), RandomBot and
+  HeadOnBot in our tank's place in the same battles.
 The thread policy is whatever the learner defaults to in this build (its log says which).
 """
 
@@ -94,7 +95,7 @@ def main() -> None:
         print(f"training at auto pace (2 tanks): {s['rounds']} rounds in {s['played_s']:.0f} s = "
               f"{result['rounds_per_hour']} rounds/hour, UTD {result['utd_achieved_auto_pace']} (target 1)")
     if args.checkpoint:
-        from deploy.tank.evaluate import evaluate
+        from deploy.tank.evaluate import FIXED, evaluate
 
         for key, opponent in (("stationary", "SittingDuck"), ("spinner", "SpinBot")):
             r = evaluate(args.checkpoint, opponent, args.eval_rounds)
@@ -102,8 +103,10 @@ def main() -> None:
             result[f"win_rate_{key}_ci95"] = r["saclstm-tank"]["ci95"]
             result[f"random_win_rate_{key}"] = round(r["RandomBot"]["win_rate"], 3)
             result[f"headon_win_rate_{key}"] = round(r["HeadOnBot"]["win_rate"], 3)
+            result[f"fixed_win_rate_{key}"] = round(r[FIXED]["win_rate"], 3)  # the controls alone, no network
             print(f"against {opponent}, {args.eval_rounds} rounds: ours {r['saclstm-tank']['win_rate']:.2f} "
-                  f"(95% CI {r['saclstm-tank']['ci95']}), RandomBot {r['RandomBot']['win_rate']:.2f}, "
+                  f"(95% CI {r['saclstm-tank']['ci95']}), constant action {r[FIXED]['win_rate']:.2f}, "
+                  f"RandomBot {r['RandomBot']['win_rate']:.2f}, "
                   f"HeadOnBot {r['HeadOnBot']['win_rate']:.2f}; mean score ours {r['saclstm-tank']['mean_score']:.1f}")
     print(json.dumps(result))
 

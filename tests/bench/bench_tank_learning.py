@@ -9,14 +9,25 @@
 Training is tank-train with its defaults (deploy/tank.toml) and `--minutes`; evaluation is tank-eval,
 `--rounds` rounds against each opponent (SittingDuck and SpinBot; with --minutes 240 or more, the six
 of the 4-hour target and seven it never trained against: the held-out samples Crazy, Corners, VelociBot,
-MyFirstBot, Fire and the baselines HeadOnBot and RandomBot), with HeadOnBot in our tank's place in the
-same battles. Targets (60 minutes):
+MyFirstBot, Fire and the baselines HeadOnBot and RandomBot), with the constant action of our tank's form
+(tank-eval's "constant-action" side: one action every decision through the same controls, no network) and
+HeadOnBot in our tank's place in the same battles. Much of a win rate comes from the controls alone: the
+constant action is the figure learning has to beat. Opponents named in `--adaptive` (those that adapt to
+what our tank does) are summed up apart: learned_minus_fixed_min is
+the least, over them, of our destroyed rate minus the constant action's, and
+held_out_adaptive_min_win_rate our least destroyed rate over those of them the run never trained against
+(not in its summary's opponents); both null when no adaptive opponent was evaluated. Targets (60 minutes):
 SittingDuck >= 0.9 with the 95% interval's lower end >= 0.8, SpinBot >= 0.6 and above HeadOnBot's rate;
 (240 minutes) >= 0.8 against each of the six. Win rates count rounds in which the opponent was destroyed
 by our bullets or rams (`win_rate_destroyed` in tank-eval's JSON), not rounds merely outlasted.
 
 Last line: one JSON object (minutes, rounds, rounds_per_hour, grad_steps_per_s, win_rate_sittingduck,
-win_rate_sittingduck_ci95, win_rate_spinbot, headon_win_rate_spinbot, hit_rate, win_rate_<opponent> and held_out_min_win_rate).
+win_rate_sittingduck_ci95, win_rate_spinbot, headon_win_rate_spinbot, hit_rate, and per opponent
+win_rate_<opponent>, fixed_win_rate_<opponent> and headon_win_rate_<opponent>; held_out_min_win_rate,
+learned_minus_fixed_min and held_out_adaptive_min_win_rate).
+
+An evaluation a stopped run already made is read back (eval-<opponent>.json) when it is of the same checkpoint
+file and round count and has the constant-action side; one made before tank-eval played that side is played again.
 """
 
 from __future__ import annotations
@@ -33,7 +44,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from deploy.tank.battle import wilson  # noqa: E402
+from deploy.tank.battle import OURS, wilson  # noqa: E402
+from deploy.tank.evaluate import FIXED  # noqa: E402
 
 SIX = ("SittingDuck", "SpinBot", "Walls", "RamFire", "Tracker", "TrackFire")
 HELD_OUT = ("Crazy", "Corners", "VelociBot", "MyFirstBot", "Fire", "HeadOnBot", "RandomBot")  # never trained against
@@ -55,13 +67,9 @@ def evaluate(checkpoint: Path, digest: str, opponent: str, rounds: int, run_dir:
     """tank-eval's results against `opponent`; an evaluation a stopped run already made of this same checkpoint
     file and round count is read back, so the evaluation too goes in pieces."""
     out_path = run_dir / f"eval-{opponent}.json"
-    try:
-        done_before = json.loads(out_path.read_text())
-        if done_before.get("checkpoint_sha256") == digest and done_before.get("rounds") == rounds:
-            print(f"{opponent}: evaluated before, this checkpoint ({out_path})", flush=True)
-            return done_before["results"]
-    except (OSError, ValueError):
-        pass
+    if (done_before := read_back(out_path, digest, rounds)) is not None:
+        print(f"{opponent}: evaluated before, this checkpoint ({out_path})", flush=True)
+        return done_before
     cmd = [sys.executable, "-m", "deploy", "tank-eval", "--checkpoint", str(checkpoint), "--opponent", opponent,
            "--rounds", str(rounds), "--out", str(out_path)]
     print("$", " ".join(cmd[2:]), flush=True)
@@ -74,6 +82,52 @@ def evaluate(checkpoint: Path, digest: str, opponent: str, rounds: int, run_dir:
     return result["results"]
 
 
+def read_back(path: Path, digest: str, rounds: int) -> dict[str, Any] | None:
+    """The results of an evaluation already made of this checkpoint file and round count, with every side this
+    bench reports (an older one, made before tank-eval played the constant action, has none: it is played again);
+    None when there is no such evaluation."""
+    try:
+        done_before = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(done_before, dict) or done_before.get("checkpoint_sha256") != digest:
+        return None
+    results = done_before.get("results")
+    if done_before.get("rounds") != rounds or not isinstance(results, dict):
+        return None
+    return results if all(side in results for side in (OURS, FIXED, "HeadOnBot")) else None
+
+
+def destroyed(side: dict[str, Any]) -> tuple[int, int]:
+    """(rounds won by destroying the opponent, rounds) of one side of tank-eval's results: the wins the targets count."""
+    return round(side["win_rate_destroyed"] * side["rounds"]), side["rounds"]
+
+
+def opponent_figures(opponent: str, results: dict[str, Any]) -> dict[str, Any]:
+    """One opponent's keys of the last line: our tank's destroyed rate with its interval, beside the constant
+    action's and HeadOnBot's in the same battles, each counted the same way."""
+    key, ours = opponent.lower(), results[OURS]
+    wins, n = destroyed(ours)
+    fixed_wins, fixed_n = destroyed(results[FIXED])
+    headon_wins, headon_n = destroyed(results["HeadOnBot"])
+    return {f"win_rate_{key}": round(wins / n, 3), f"win_rate_{key}_ci95": [round(v, 3) for v in wilson(wins, n)],
+            f"win_rate_{key}_any": ours["win_rate"],  # outlasted wins too
+            f"hit_rate_{key}": ours.get("hit_rate"),
+            f"fixed_win_rate_{key}": round(fixed_wins / fixed_n, 3),
+            f"headon_win_rate_{key}": round(headon_wins / headon_n, 3)}
+
+
+def adaptive_figures(out: dict[str, Any], opponents: list[str], adaptive: list[str],
+                     trained: set[str]) -> dict[str, float | None]:
+    """Over the adaptive opponents evaluated: the least margin of our destroyed rate over the constant action's,
+    and our least destroyed rate over those of them never trained against; None where there are none."""
+    evaluated = [o for o in opponents if o in adaptive]
+    margins = [out[f"win_rate_{o.lower()}"] - out[f"fixed_win_rate_{o.lower()}"] for o in evaluated]
+    held_out = [out[f"win_rate_{o.lower()}"] for o in evaluated if o not in trained]
+    return {"learned_minus_fixed_min": round(min(margins), 3) if margins else None,
+            "held_out_adaptive_min_win_rate": min(held_out) if held_out else None}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--minutes", type=float, default=60.0, help="training budget (tank-train --minutes)")
@@ -81,6 +135,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=100, help="evaluation rounds per opponent")
     ap.add_argument("--opponents", default="", help="evaluate against these (default: SittingDuck,SpinBot; the six "
                     "of the 4-hour target and the held-out opponents with --minutes 240 or more)")
+    ap.add_argument("--adaptive", default="", help="of the opponents evaluated, those that adapt to our tank "
+                    "(comma-separated): learned_minus_fixed_min and held_out_adaptive_min_win_rate are over these")
     ap.add_argument("--train-arg", action="append", default=[], metavar="ARG", help="extra tank-train argument")
     args = ap.parse_args()
     run_dir = Path(args.run_dir or f"runs/bench-tank-{time.strftime('%Y%m%d-%H%M%S')}")
@@ -101,22 +157,20 @@ def main() -> None:
     checkpoint = run_dir / "checkpoints" / "live.sacl"
     digest = hashlib.sha256(checkpoint.read_bytes()).hexdigest()  # the evaluations read back are of this file
     shots = hits = 0.0
+    adaptive = [o for o in args.adaptive.split(",") if o]
+    if unplayed := [o for o in adaptive if o not in opponents]:
+        print(f"--adaptive {','.join(unplayed)}: not among the opponents evaluated, left out", flush=True)
     for opponent in opponents:
         results = evaluate(checkpoint, digest, opponent, args.rounds, run_dir)
-        ours, key = results["saclstm-tank"], opponent.lower()
-        destroyed = round(ours["win_rate_destroyed"] * ours["rounds"])  # the targets count these wins only
-        out[f"win_rate_{key}"] = round(destroyed / ours["rounds"], 3)
-        out[f"win_rate_{key}_ci95"] = [round(v, 3) for v in wilson(destroyed, ours["rounds"])]
-        out[f"win_rate_{key}_any"] = ours["win_rate"]  # outlasted wins too
-        out[f"hit_rate_{key}"] = ours.get("hit_rate")
-        headon = results["HeadOnBot"]
-        out[f"headon_win_rate_{key}"] = round(headon["win_rate_destroyed"], 3)
-        shots += ours.get("shots", 0)
-        hits += ours.get("hits", 0)
+        out.update(opponent_figures(opponent, results))
+        shots += results[OURS].get("shots", 0)
+        hits += results[OURS].get("hits", 0)
     out["hit_rate"] = round(hits / shots, 3) if shots else None
     held_out = [out[f"win_rate_{o.lower()}"] for o in opponents if o in HELD_OUT]
     if held_out:
         out["held_out_min_win_rate"] = min(held_out)
+    trained = set(summary.get("by_opponent") or SIX)  # the opponents the run played (tank-train's summary)
+    out.update(adaptive_figures(out, opponents, adaptive, trained))
     print("targets: 60 min: SittingDuck >= 0.9 (CI low >= 0.8), SpinBot >= 0.6 and above HeadOnBot; "
           "240 min: >= 0.8 against each of the six")
     print(json.dumps(out | {"complete": True}))

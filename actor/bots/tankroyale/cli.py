@@ -2,32 +2,50 @@
 
 No server at the URL is one line and exit 1, not a traceback; `--retry-s` waits for one instead, and
 also reconnects when the server goes away mid-run (each new game starts new rounds, so new episodes).
+`--fixed-action` plays the constant-action baseline (actor/bots/tankroyale/baseline.py) through the same
+controls, with no network, no learner and no checkpoint: what the action's form wins without learning.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import os
 import signal
 import socket
 import sys
 import time
+from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from actor.config import ActorConfig
 from protocol.config import ConfigError, add_flags, build, load_or_exit, read_toml
 
+if TYPE_CHECKING:
+    import numpy as np
+
+    from actor.bots.tankroyale.baseline import FixedActionClient
+    from actor.bots.tankroyale.brain import TankControls
+    from actor.client import BotClient
+
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="saclstm tank", description="A Robocode Tank Royale tank that trains with "
-                                "saclstm: connects to a game server and to a learner.")
+                                "saclstm: connects to a game server and to a learner (with --fixed-action it plays the "
+                                "constant-action baseline instead, and needs no learner).")
     p.add_argument("--server", default=os.environ.get("SERVER_URL", "ws://localhost:7654"), help="game server URL")
     p.add_argument("--server-secret", default=os.environ.get("SERVER_SECRET"), help="the server's bot secret, if any")
     p.add_argument("--name", default="saclstm-tank", help="the tank's name in the game")
     p.add_argument("--config", help="TOML file: [actor] for the client, [tank] for reward weights, [controls] for "
                    "the action's form (TankControls; a checkpoint plays as it was trained)")
     p.add_argument("--eval", dest="eval_flag", action="store_true", help="play deterministically, send nothing")
+    p.add_argument("--fixed-action", nargs="?", const="", metavar="A,B,C,D",
+                   help="play this one action (speed, body turn, aim, fire power) every decision through the "
+                   "action's form ([controls]), with no network: the baseline a learned tank is measured against. "
+                   "Without a value, the form's own (FIXED_ACTIONS in actor/bots/tankroyale/baseline.py: 8,-5,0,2 "
+                   "for the path aim). Like --eval it sends nothing; it needs no learner and plays no checkpoint. "
+                   "A value that starts with '-' takes '=': --fixed-action=-4,0,0,2")
     p.add_argument("--retry-s", type=float, default=0.0, help="wait up to this long for the server, at start and "
                    "whenever it goes away (0: exit at once, with one line, when no server answers)")
     add_flags(p, ActorConfig)
@@ -36,11 +54,15 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    if args.eval_flag:
+    if args.eval_flag or args.fixed_action is not None:
         args.eval_mode = "true"
     if args.flow is None:
         args.flow = "realtime"  # a game at 30 turns per second never waits for the learner
     cfg = load_or_exit(ActorConfig, args, "actor", "saclstm tank")
+    if args.fixed_action is not None and cfg.checkpoint:
+        print(f"saclstm tank: --fixed-action plays no checkpoint, but one is given ({cfg.checkpoint}): drop one of "
+              "them", file=sys.stderr)
+        return 2
     if cfg.eval_mode and cfg.checkpoint:  # evaluating a file: one that cannot play stops us, not a log line
         from actor.bots.tankroyale.fits import checkpoint_problem
 
@@ -60,13 +82,27 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"saclstm tank: {exc}", file=sys.stderr)
         return 2
+    try:
+        fixed = None if args.fixed_action is None else constant_action(args.fixed_action, controls)
+    except ValueError as exc:
+        print(f"saclstm tank: {exc}", file=sys.stderr)
+        return 2
     logging.basicConfig(level=cfg.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from robocode_tank_royale.bot_api import BotInfo
 
     # SIGTERM (a launcher stopping us, or our lifeline when it died) stops us as Ctrl-C does: the finally
     # below flushes what is buffered and says bye, so the learner's books close.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
-    client = BotClient.connect(cfg, args.name, *spec())
+    client: BotClient | FixedActionClient
+    if fixed is None:
+        client = BotClient.connect(cfg, args.name, *spec())
+    else:
+        from actor.bots.tankroyale.baseline import FixedActionClient, describe
+
+        form = " ".join(f"{k}={v}" for k, v in dataclasses.asdict(controls).items())
+        logging.getLogger("saclstm.tank").info("playing the constant action %s in the form %s: no network, nothing "
+                                               "sent", describe(fixed), form)
+        client = FixedActionClient(fixed)  # no sockets: no learner is needed, and none hears of this tank
     info = BotInfo(name=args.name, version="0.1.0", authors=["saclstm"])
     try:
         while True:
@@ -87,6 +123,17 @@ def main(argv: list[str] | None = None) -> int:
             logging.getLogger("saclstm.tank").info("the server went away; waiting up to %.0f s for it", args.retry_s)
     finally:
         client.close()
+
+
+def constant_action(text: str, controls: TankControls) -> np.ndarray:
+    """The action `--fixed-action` asks for: the text's A,B,C,D, or the controls' form's own when it is empty.
+    ValueError naming the flag and the reason for a bad value or a form with no constant action of its own."""
+    from actor.bots.tankroyale.baseline import fixed_action, parse_action
+
+    try:
+        return parse_action(text) if text else fixed_action(controls)
+    except ValueError as exc:
+        raise ValueError(f"--fixed-action{' ' + text if text else ''}: {exc}") from None
 
 
 def wait_for_server(url: str, patience_s: float) -> bool:

@@ -43,6 +43,7 @@ from robocode_tank_royale.bot_api.events import (
     WonRoundEvent,
 )
 
+from actor.bots.tankroyale.baseline import FixedActionClient
 from actor.bots.tankroyale.botapi import end_on_clean_close
 from actor.bots.tankroyale.brain import ACT_HIGH, ACT_LOW, OBS_DIM, TankBrain, TankControls, TankRewards
 from actor.client import BotClient
@@ -82,16 +83,17 @@ def as_schema(e: Any, me: int) -> dict[str, Any] | None:
 
 
 class SaclstmTank(Bot):
-    """Event-driven: the game calls the handlers, the client does the learning.
+    """Event-driven: the game calls the handlers, the client does the learning (or, a FixedActionClient, plays
+    the constant action of the baseline through the same orders, sending nothing).
 
     A `Bot` whose run loop only calls go(): the bot API dispatches a turn's events from go() (a
     BaseBot that called go() only in its handlers would never be told of a tick), on_tick sets the
     orders, and the next go() sends them.
     """
 
-    def __init__(self, client: BotClient, rewards: TankRewards | None = None, bot_info: BotInfo | None = None,
-                 server_url: str | None = None, server_secret: str | None = None, live: bool = True,
-                 controls: TankControls | None = None) -> None:
+    def __init__(self, client: BotClient | FixedActionClient, rewards: TankRewards | None = None,
+                 bot_info: BotInfo | None = None, server_url: str | None = None, server_secret: str | None = None,
+                 live: bool = True, controls: TankControls | None = None) -> None:
         end_on_clean_close()  # else a server shutting down cleanly leaves start() waiting forever
         super().__init__(bot_info or BotInfo(name="saclstm-tank", version="0.1.0", authors=["saclstm"]),
                          server_url, server_secret)
