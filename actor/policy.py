@@ -5,7 +5,8 @@ numpy does them with far less per-call overhead than a torch module, and a
 blob becomes a policy by slicing (no module to build, no random init to
 throw away), so swapping weights is cheap on the subscriber's thread too.
 The maths is exactly learner.networks.Actor's (a test holds them equal).
-Each bot keeps its own (h, c); one policy object serves every bot.
+Each bot keeps its own (h, c); one policy object serves every bot. A memoryless
+arch (the memory ablation) reads no state: every step starts from zeros, as it trains.
 """
 
 from __future__ import annotations
@@ -59,7 +60,9 @@ class LocalPolicy:
     def forward(self, obs: np.ndarray, prev_action: np.ndarray, prev_reward: float,
                 state: State) -> tuple[np.ndarray, np.ndarray, State]:
         """One step of SPEC.md's network: the pre-squash mean, the clamped log-std and the next (h, c).
-        `prev_action` is in policy units ([-1, 1]); the vector tests/vectors/forward.json pins these."""
+        `prev_action` is in policy units ([-1, 1]); the vector tests/vectors/forward.json pins these.
+        Memoryless, `state` is not read: the step starts from zeros, so the recurrent terms (W_hh h, f * c) are
+        left out rather than computed as zeros; the (h, c) returned is this step's own."""
         arch, x = self.arch, self._x
         d, a, hid = arch.obs_dim, arch.act_dim, arch.hidden
         x[:d] = obs
@@ -68,10 +71,12 @@ class LocalPolicy:
         if arch.prev_reward:
             x[-1] = prev_reward
         z = np.maximum(self.w_in @ x + self.b_in, 0.0)
-        gates = self.w_ih @ z + self.w_hh @ state[0] + self.b_lstm  # PyTorch's order: input, forget, cell, output
-        i, f, g, o = _sigmoid(gates[:hid]), _sigmoid(gates[hid:2 * hid]), np.tanh(gates[2 * hid:3 * hid]), \
-            _sigmoid(gates[3 * hid:])
-        c = f * state[1] + i * g
+        if arch.memoryless:
+            gates = self.w_ih @ z + self.b_lstm
+        else:
+            gates = self.w_ih @ z + self.w_hh @ state[0] + self.b_lstm  # PyTorch's order: input, forget, cell, output
+        i, g, o = _sigmoid(gates[:hid]), np.tanh(gates[2 * hid:3 * hid]), _sigmoid(gates[3 * hid:])
+        c = i * g if arch.memoryless else _sigmoid(gates[hid:2 * hid]) * state[1] + i * g
         h = o * np.tanh(c)
         y = np.maximum(self.w_fc @ h + self.b_fc, 0.0)
         head = self.w_head @ y + self.b_head

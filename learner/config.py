@@ -36,6 +36,9 @@ class LearnerConfig:
                               "forwards + 1 backward per update); separate: actor and each critic own one (5 + 3)")
     prev_action: bool = _f(True, "feed the previous action to the LSTMs beside the observation")
     prev_reward: bool = _f(True, "feed the previous reward to the LSTMs beside the observation")
+    memoryless: bool = _f(False, "reset every LSTM's state to zeros before every step, in training and in the bots "
+                                 "(the same network and weights blob with no history: the memory ablation, "
+                                 "docs/memory.md); stored state is then moot and off")
     target_torso: bool = _f(True, "with torso = shared: targets read a Polyak copy of the torso (true), or the online "
                                   "torso's histories, detached, as DrQ-v2 does (false: one LSTM forward fewer per update)")
     seq_len: int = _f(32, "steps per training sequence (chunk)")
@@ -174,5 +177,6 @@ class LearnerConfig:
         """Whether chunks start from the actor's stored state: use_stored_state, or memory_horizon N >= 2, which
         turns it on. Without it a chunk starts from zero, while a bot acts from the state its whole episode
         built, and as the gates learn long memories the two drift apart (measured on DelayedRecall k = 16: the
-        same policy scored 0.95 re-unrolled over chunk-long windows and 0.48 acting as a bot)."""
-        return self.use_stored_state or self.memory_horizon >= 2
+        same policy scored 0.95 re-unrolled over chunk-long windows and 0.48 acting as a bot). Never when
+        memoryless: no step reads a state, so the actors are not asked for theirs and replay keeps none."""
+        return (self.use_stored_state or self.memory_horizon >= 2) and not self.memoryless

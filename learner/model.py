@@ -57,7 +57,7 @@ def sac_config(cfg: LearnerConfig) -> SACConfig:
 def build_model(cfg: LearnerConfig, obs_dim: int, act_dim: int, low: np.ndarray, high: np.ndarray) -> Model:
     """A fresh model of these shapes (seeded by the process's torch RNG, the replay by cfg.seed)."""
     arch = Arch(obs_dim, act_dim, cfg.hidden, cfg.fc, cfg.prev_action, cfg.prev_reward,
-                act_low=tuple(float(x) for x in low), act_high=tuple(float(x) for x in high))
+                act_low=tuple(float(x) for x in low), act_high=tuple(float(x) for x in high), memoryless=cfg.memoryless)
     sac = SAC(arch, sac_config(cfg), cfg.device)
     # Stored actor states cost 2 x hidden floats per chunk slot: kept only when training starts from them.
     replay = SequenceReplay(cfg.capacity, cfg.chunks.seq_len, cfg.chunks.overlap, obs_dim, act_dim,
@@ -66,9 +66,9 @@ def build_model(cfg: LearnerConfig, obs_dim: int, act_dim: int, low: np.ndarray,
     low, high = low.astype(np.float32), high.astype(np.float32)
     limits = Limits(max_message_bytes=cfg.max_message_bytes, obs_dim=obs_dim, act_dim=act_dim,
                     state_dim=cfg.hidden, act_low=arch.act_low, act_high=arch.act_high)
-    log.info("model: obs_dim %d, act_dim %d, hidden %d; replay %d transitions, %d chunk slots of %d steps (%d of "
-             "context), %.1f MiB", obs_dim, act_dim, cfg.hidden, replay.capacity, replay.slots, replay.seq_len,
-             replay.overlap, replay.nbytes / 2**20)
+    log.info("model: obs_dim %d, act_dim %d, hidden %d%s; replay %d transitions, %d chunk slots of %d steps (%d of "
+             "context), %.1f MiB", obs_dim, act_dim, cfg.hidden, ", memoryless" if arch.memoryless else "",
+             replay.capacity, replay.slots, replay.seq_len, replay.overlap, replay.nbytes / 2**20)
     return Model(sac, replay, low, high, ActionScale(low, high), limits)
 
 

@@ -14,6 +14,8 @@ zero at an episode's start). The critic's LSTM sees only the history; the action
 judged enters after it, so one unroll per critic serves every action we ask
 about (the replayed one, the policy's, the next step's). Why, and what it saves:
 docs/design.md (The networks); tests/bench/bench_update.py measures it.
+With `arch.memoryless` every LSTM starts each step from a zero state (`unroll`): the
+same parameters with no history, for the memory ablation (docs/memory.md).
 """
 
 from __future__ import annotations
@@ -32,6 +34,19 @@ from protocol.arch import Arch, actor_layout  # noqa: F401 - re-exported; torch-
 State = tuple[torch.Tensor, torch.Tensor]
 
 
+def unroll(lstm: nn.LSTM, z: torch.Tensor, state: State | None, memoryless: bool) -> tuple[torch.Tensor, State]:
+    """The LSTM over z [T, B, hidden] from `state`: output [T, B, hidden] and the final state ([1, B, hidden] each).
+
+    Memoryless, every step starts from a zero state and `state` is not read. That is one step of the LSTM for
+    each of the T*B rows, so the sequence is folded into the batch: one call of the LSTM's own kernel, no loop
+    over time. The final state is the last step's own."""
+    if not memoryless:
+        return lstm(z, state)
+    T, B, H = z.shape
+    out, (h, c) = lstm(z.reshape(1, T * B, H))
+    return out.view(T, B, -1), (h.view(T, B, -1)[-1:], c.view(T, B, -1)[-1:])
+
+
 class Actor(nn.Module):
     """The policy: a recurrent tanh-Gaussian over actions in [-1, 1]."""
 
@@ -46,7 +61,7 @@ class Actor(nn.Module):
 
     def features(self, x: torch.Tensor, state: State | None = None) -> tuple[torch.Tensor, State]:
         """x [T, B, in] (time-major, the LSTM's own layout) -> head features [T, B, fc] and the final LSTM state."""
-        out, state = self.lstm(F.relu(self.inp(x)), state)
+        out, state = unroll(self.lstm, F.relu(self.inp(x)), state, self.arch.memoryless)
         return self.head_features(out), state
 
     def head_features(self, out: torch.Tensor) -> torch.Tensor:
@@ -74,10 +89,11 @@ class Critic(nn.Module):
         self.fc = nn.Linear(arch.hidden + arch.act_dim, arch.fc)
         self.out = nn.Linear(arch.fc, 1)
         self.act_dim = arch.act_dim
+        self.memoryless = arch.memoryless
 
     def features(self, x: torch.Tensor, state: State | None = None) -> tuple[torch.Tensor, State]:
-        out, state = self.lstm(F.relu(self.inp(x)), state)
-        return out, state
+        """x [T, B, in] -> the LSTM's output [T, B, hidden] (the history the heads judge) and its final state."""
+        return unroll(self.lstm, F.relu(self.inp(x)), state, self.memoryless)
 
     def q(self, h: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
         """h [T, B, hidden], action [T, B, A] in [-1, 1] -> Q [T, B]."""

@@ -175,7 +175,10 @@ class SAC:
 
     def _burn_in(self, x: torch.Tensor, batch: Batch) -> tuple[torch.Tensor, State | None, list[State | None], list[State | None]]:
         """Warm every LSTM on the first `burn_in` steps without gradients; return the rest of x and the states.
-        A stored state (R2D2) is the published actor's: it starts the actor, and with a shared torso every torso."""
+        A stored state (R2D2) is the published actor's: it starts the actor, and with a shared torso every torso.
+        A memoryless arch reads no state, so there is nothing to warm: the burn-in steps are only dropped."""
+        if self.arch.memoryless:
+            return x[self.cfg.burn_in:], None, [None, None], [None, None]
         actor_state: State | None = None
         if self.cfg.use_stored_state and batch.h0 is not None and batch.c0 is not None:
             actor_state = (batch.h0.unsqueeze(0).contiguous(), batch.c0.unsqueeze(0).contiguous())

@@ -57,14 +57,16 @@ def torso(tensors: dict[str, np.ndarray]) -> str:
 
 def fits(cfg: LearnerConfig, meta: dict[str, Any], tensors: dict[str, np.ndarray]) -> None:
     """CheckpointError naming both sides unless the checkpoint is of the model `cfg` asks for: its hidden and fc
-    widths, inputs, dims (where the config sets them) and torso layout."""
+    widths, inputs, dims (where the config sets them), memoryless or not, and torso layout. Memory is part of the
+    fit although the tensors would load either way: a memory ablation resumed from the recurrent run's file (or
+    the other way round) would no longer measure what memory buys."""
     try:
         arch = Arch.from_wire(meta["arch"])
     except (KeyError, ValueError, TypeError) as exc:
         raise CheckpointError(f"architecture unreadable: {exc}") from None
     want: dict[str, Any] = {"hidden": cfg.hidden, "fc": cfg.fc, "prev_action": cfg.prev_action,
                             "prev_reward": cfg.prev_reward, "obs_dim": cfg.obs_dim or arch.obs_dim,
-                            "act_dim": cfg.act_dim or arch.act_dim}
+                            "act_dim": cfg.act_dim or arch.act_dim, "memoryless": cfg.memoryless}
     got: dict[str, Any] = {k: getattr(arch, k) for k in want}
     want["torso"], got["torso"] = cfg.torso, torso(tensors)
     if got != want:

@@ -26,6 +26,10 @@ class Arch:
     log_std_max: float = 2.0
     act_low: tuple[float, ...] = ()
     act_high: tuple[float, ...] = ()
+    # The LSTM's state is reset to zeros before every step: the same network and blob without history, the
+    # memory ablation's agent (docs/memory.md). Here, not only in the learner's config, so a bot plays the way
+    # the learner trains; a blob or checkpoint from before the option has no key and reads as False.
+    memoryless: bool = False
 
     def __post_init__(self) -> None:
         if self.obs_dim < 1 or self.act_dim < 1 or self.hidden < 1 or self.fc < 1:
@@ -34,6 +38,8 @@ class Arch:
             raise ValueError(f"arch: act_low/act_high need {self.act_dim} entries")
         if not all(lo < hi for lo, hi in zip(self.act_low, self.act_high)):
             raise ValueError("arch: act_low must be below act_high")
+        if not isinstance(self.memoryless, bool):  # the wire may carry 1 or "yes": only a bool says which network
+            raise ValueError(f"arch: memoryless must be a bool, got {self.memoryless!r}")
 
     @property
     def in_dim(self) -> int:

@@ -111,15 +111,20 @@ def test_committed_vectors_match_generator() -> None:
     assert build() == VECTORS, "run `python -m tests.vectors.generate` after a deliberate protocol change"
 
 
-FORWARD = json.loads((Path(__file__).parent / "vectors" / "forward.json").read_text())
+FORWARDS = {name: json.loads((Path(__file__).parent / "vectors" / f"{name}.json").read_text())
+            for name in ("forward", "forward_memoryless")}
 ARCH_KEYS = {"obs_dim", "act_dim", "hidden", "fc", "prev_action", "prev_reward", "log_std_min", "log_std_max",
-             "act_low", "act_high", "layout"}
+             "act_low", "act_high", "layout", "memoryless"}
 
 
-def _spec_forward(weights: Weights, steps: list[dict], drop: str = "") -> tuple[np.ndarray, np.ndarray]:
+def _spec_forward(weights: Weights, steps: list[dict], drop: str = "",
+                  carry: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
     """SPEC.md's network section, written out in float64 straight from the layout (not actor/policy.py):
-    the means and deterministic env-unit actions of `steps`. `drop` zeroes one input, to show it matters."""
+    the means and deterministic env-unit actions of `steps`. `drop` zeroes one input, to show it matters;
+    `carry` says whether the state is carried from step to step (by default as the arch says: unless memoryless,
+    absent meaning false), to show that choice matters too."""
     arch, p, i = weights.arch, {}, 0
+    carry = not arch.get("memoryless", False) if carry is None else carry
     for name, shape in arch["layout"]:
         n = int(np.prod(shape))
         p[name] = np.asarray(weights.params[i:i + n], np.float64).reshape(shape)
@@ -130,6 +135,8 @@ def _spec_forward(weights: Weights, steps: list[dict], drop: str = "") -> tuple[
     h, c, means, actions = np.zeros(H), np.zeros(H), [], []
     sig = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
     for step in steps:
+        if not carry:
+            h, c = np.zeros(H), np.zeros(H)
         parts = [np.zeros(arch["obs_dim"]) if drop == "obs" else np.array(step["obs"])]
         if arch["prev_action"]:
             parts.append(np.zeros(A) if drop == "prev_action" else np.array(step["prev_action"]))
@@ -147,63 +154,85 @@ def _spec_forward(weights: Weights, steps: list[dict], drop: str = "") -> tuple[
     return np.array(means), np.array(actions)
 
 
-def _forward_weights() -> Weights:
-    msg = decode(base64.b64decode(FORWARD["weights_frame_b64"]))
+def _forward_weights(name: str = "forward") -> Weights:
+    msg = decode(base64.b64decode(FORWARDS[name]["weights_frame_b64"]))
     assert isinstance(msg, Weights)
     return msg
 
 
-@pytest.mark.parametrize("msg", [_forward_weights(), decode(bytes.fromhex(next(
+@pytest.mark.parametrize("msg", [_forward_weights(), _forward_weights("forward_memoryless"), decode(bytes.fromhex(next(
     v["hex"] for v in VECTORS["valid"] if v["name"] == "weights")))],
-                         ids=["forward", "weights"])
+                         ids=["forward", "forward_memoryless", "weights"])
 def test_weights_vectors_are_real_weights_frames(msg: Weights) -> None:
     assert set(msg.arch) == ARCH_KEYS
     assert msg.rev == hashlib.sha256(msg.params.astype("<f4").tobytes()).hexdigest()[:16]
     LocalPolicy(msg)  # its layout is the network's, and params has the size it adds up to
 
 
-def test_forward_vector_is_a_real_weights_frame() -> None:
-    msg = _forward_weights()
+FORWARD_NAMES = pytest.mark.parametrize("name", list(FORWARDS))
+
+
+@FORWARD_NAMES
+def test_forward_vector_is_a_real_weights_frame(name: str) -> None:
+    msg, vector = _forward_weights(name), FORWARDS[name]
     assert set(msg.arch) == ARCH_KEYS
+    assert msg.arch["memoryless"] is (name == "forward_memoryless")
     assert msg.rev == hashlib.sha256(msg.params.astype("<f4").tobytes()).hexdigest()[:16]
-    assert [msg.arch["act_low"], msg.arch["act_high"]] == [FORWARD["act_low"], FORWARD["act_high"]]
+    assert [msg.arch["act_low"], msg.arch["act_high"]] == [vector["act_low"], vector["act_high"]]
 
 
-def test_our_policy_reproduces_the_forward_vector() -> None:
-    policy = LocalPolicy(_forward_weights())
-    state, expected = policy.initial_state(), FORWARD["expected"]
-    for t, step in enumerate(FORWARD["steps"]):
+@FORWARD_NAMES
+def test_our_policy_reproduces_the_forward_vector(name: str) -> None:
+    policy, vector = LocalPolicy(_forward_weights(name)), FORWARDS[name]
+    state, expected = policy.initial_state(), vector["expected"]
+    for t, step in enumerate(vector["steps"]):
         mean, log_std, state = policy.forward(np.array(step["obs"], np.float32), np.array(step["prev_action"], np.float32),
                                               step["prev_reward"], state)
-        np.testing.assert_allclose(mean, expected["mean"][t], rtol=0, atol=FORWARD["atol"])
-        np.testing.assert_allclose(log_std, expected["log_std"][t], rtol=0, atol=FORWARD["atol"])
-        np.testing.assert_allclose(policy.to_env(np.tanh(mean)), expected["action"][t], rtol=0, atol=FORWARD["atol"])
+        np.testing.assert_allclose(mean, expected["mean"][t], rtol=0, atol=vector["atol"])
+        np.testing.assert_allclose(log_std, expected["log_std"][t], rtol=0, atol=vector["atol"])
+        np.testing.assert_allclose(policy.to_env(np.tanh(mean)), expected["action"][t], rtol=0, atol=vector["atol"])
 
 
-def test_the_spec_equations_reproduce_the_forward_vector() -> None:
-    means, actions = _spec_forward(_forward_weights(), FORWARD["steps"])
-    np.testing.assert_allclose(means, FORWARD["expected"]["mean"], rtol=0, atol=FORWARD["atol"])
-    np.testing.assert_allclose(actions, FORWARD["expected"]["action"], rtol=0, atol=FORWARD["atol"])
+@FORWARD_NAMES
+def test_the_spec_equations_reproduce_the_forward_vector(name: str) -> None:
+    vector = FORWARDS[name]
+    means, actions = _spec_forward(_forward_weights(name), vector["steps"])
+    np.testing.assert_allclose(means, vector["expected"]["mean"], rtol=0, atol=vector["atol"])
+    np.testing.assert_allclose(actions, vector["expected"]["action"], rtol=0, atol=vector["atol"])
 
 
+@FORWARD_NAMES
 @pytest.mark.parametrize("drop", ["obs", "prev_action", "prev_reward"])
-def test_every_input_of_the_forward_vector_matters(drop: str) -> None:
+def test_every_input_of_the_forward_vector_matters(name: str, drop: str) -> None:
     """A bot that leaves out any input (or feeds it as zero) fails the vector by far more than atol."""
-    means, _ = _spec_forward(_forward_weights(), FORWARD["steps"], drop)
-    assert np.abs(means - np.array(FORWARD["expected"]["mean"])).max() > 100 * FORWARD["atol"]
+    vector = FORWARDS[name]
+    means, _ = _spec_forward(_forward_weights(name), vector["steps"], drop)
+    assert np.abs(means - np.array(vector["expected"]["mean"])).max() > 100 * vector["atol"]
 
 
-def test_forward_vector_matches_generator() -> None:
+@FORWARD_NAMES
+def test_carrying_the_state_or_not_matters_in_each_forward_vector(name: str) -> None:
+    """A bot that carries the state where `memoryless` says to reset it (or resets it where it should carry it)
+    fails the vector by far more than atol; both agree on step 0, where every bot starts from zeros."""
+    vector = FORWARDS[name]
+    memoryless = _forward_weights(name).arch["memoryless"]
+    means, _ = _spec_forward(_forward_weights(name), vector["steps"], carry=memoryless)
+    assert np.abs(means - np.array(vector["expected"]["mean"])).max() > 100 * vector["atol"]
+    np.testing.assert_allclose(means[0], vector["expected"]["mean"][0], rtol=0, atol=vector["atol"])
+
+
+@FORWARD_NAMES
+def test_forward_vector_matches_generator(name: str) -> None:
     """Inputs and weights exactly; the outputs to 1e-6, 1/100 of the vector's atol: numpy's matrix products may
     round differently from one run to the next (BLAS picks kernels by alignment; a 1e-7 difference was seen once
     in CI), and a deliberate change to the policy moves them far more."""
-    got = forward()
+    got, vector = forward(memoryless=name == "forward_memoryless"), FORWARDS[name]
     hint = "run `python -m tests.vectors.generate` after a deliberate change"
     inputs = {k: v for k, v in got.items() if k != "expected"}
-    assert inputs == {k: v for k, v in FORWARD.items() if k != "expected"}, hint
-    assert got["expected"].keys() == FORWARD["expected"].keys(), hint
+    assert inputs == {k: v for k, v in vector.items() if k != "expected"}, hint
+    assert got["expected"].keys() == vector["expected"].keys(), hint
     for key, values in got["expected"].items():
-        np.testing.assert_allclose(values, FORWARD["expected"][key], rtol=0, atol=FORWARD["atol"] / 100, err_msg=hint)
+        np.testing.assert_allclose(values, vector["expected"][key], rtol=0, atol=vector["atol"] / 100, err_msg=hint)
 
 
 def test_the_spec_states_the_version_the_vectors_carry() -> None:

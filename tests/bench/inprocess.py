@@ -91,6 +91,8 @@ class Bots:
     def act(self, sac: SAC, deterministic: bool) -> np.ndarray:
         """Actions in [-1, 1] (as replay and the LSTM's input hold them)."""
         x = np.concatenate([self.obs, self.prev_a, self.prev_r[:, None]], axis=1)
+        if sac.arch.memoryless:  # every step from zeros, as the learner trains it (features would not read them)
+            self.h, self.c = torch.zeros_like(self.h), torch.zeros_like(self.c)
         with torch.no_grad():
             y, (self.h, self.c) = sac.actor.features(torch.from_numpy(x)[None], (self.h, self.c))
             mean, log_std = sac.actor.heads(y[0])
@@ -149,7 +151,7 @@ def make_sac(env_id: str, kwargs: dict[str, Any], run: Run) -> SAC:
     probe = gym.make(env_id, **kwargs)
     obs_dim, act_dim = probe.observation_space.shape[0], probe.action_space.shape[0]
     arch = Arch(obs_dim, act_dim, cfg.hidden, cfg.fc, cfg.prev_action, cfg.prev_reward,
-                act_low=(-1.0,) * act_dim, act_high=(1.0,) * act_dim)
+                act_low=(-1.0,) * act_dim, act_high=(1.0,) * act_dim, memoryless=cfg.memoryless)
     return run.sac(arch)
 
 

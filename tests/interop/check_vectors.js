@@ -3,7 +3,8 @@
  * Checks this bot's protocol code against the committed vectors:
  *   valid vectors decode to their kind, and re-encode (as this bot encodes) to the same message;
  *   invalid ones are rejected with the reason the vector names;
- *   forward.json (when present): one policy step after another gives the expected mean and action.
+ *   forward.json or forward_memoryless.json (when given): one policy step after another gives the expected mean
+ *   and action (the policy resets its state per step where the arch is memoryless).
  * Usage: node check_vectors.js VECTORS_JSON [FORWARD_JSON]; prints one JSON summary line, exit 1 on any failure.
  */
 const fs = require('fs');

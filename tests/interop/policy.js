@@ -43,6 +43,10 @@ class Policy {
     for (const k of ['prev_action', 'prev_reward']) {
       if (typeof arch[k] !== 'boolean') throw bad('bad_type', `arch.${k} missing or not a bool`);
     }
+    // 1.3: optional, absent = false (a 1.2 learner); true = no state carried from step to step.
+    if (arch.memoryless !== undefined && typeof arch.memoryless !== 'boolean') {
+      throw bad('bad_type', 'arch.memoryless is not a bool');
+    }
     for (const k of ['act_low', 'act_high']) {
       if (!Array.isArray(arch[k]) || arch[k].length !== arch.act_dim) throw bad('bad_shape', `arch.${k} is not A floats`);
     }
@@ -52,6 +56,7 @@ class Policy {
     this.F = arch.fc;
     this.usePrevAction = arch.prev_action === true;
     this.usePrevReward = arch.prev_reward === true;
+    this.memoryless = arch.memoryless === true;
     this.lsMin = arch.log_std_min;
     this.lsMax = arch.log_std_max;
     this.low = arch.act_low;
@@ -98,9 +103,11 @@ class Policy {
     return unit.map((u, i) => this.low[i] + ((u + 1) / 2) * (this.high[i] - this.low[i]));
   }
 
-  /** One step: the pre-squash mean, the clamped log-std and the next state. prevAction in [-1, 1]. */
+  /** One step: the pre-squash mean, the clamped log-std and the next state. prevAction in [-1, 1].
+   * A memoryless arch starts every step from a zero state, whatever `state` is passed. */
   step(obs, prevAction, prevReward, state) {
     const { t, H } = this;
+    if (this.memoryless) state = this.initialState();
     const x = [...obs];
     if (this.usePrevAction) x.push(...prevAction);
     if (this.usePrevReward) x.push(prevReward);

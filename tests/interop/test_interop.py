@@ -47,8 +47,9 @@ def node() -> Iterator[str]:
     yield node
 
 
-def test_js_bot_passes_every_vector(node: str) -> None:
-    done = subprocess.run([node, "check_vectors.js", str(VECTORS / "vectors.json"), str(VECTORS / "forward.json")],
+@pytest.mark.parametrize("forward", ["forward.json", "forward_memoryless.json"])
+def test_js_bot_passes_every_vector(node: str, forward: str) -> None:
+    done = subprocess.run([node, "check_vectors.js", str(VECTORS / "vectors.json"), str(VECTORS / forward)],
                           cwd=HERE, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     summary = json.loads(done.stdout)

@@ -1,5 +1,6 @@
-"""Writes tests/vectors/vectors.json (hex frames that any implementation must agree on) and
-tests/vectors/forward.json (one weights frame and the actions SPEC.md's network computes from it).
+"""Writes tests/vectors/vectors.json (hex frames that any implementation must agree on),
+tests/vectors/forward.json (one weights frame and the actions SPEC.md's network computes from it) and
+tests/vectors/forward_memoryless.json (the same parameters under a memoryless arch: no state carried).
 
 Valid vectors are built with our encoder; invalid ones are built by hand
 (raw msgpack), each with the reason SPEC.md says it must get. Run it again
@@ -10,6 +11,7 @@ committed file decodes as stated and that it is what this script writes.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import json
 from pathlib import Path
@@ -171,8 +173,7 @@ def invalid() -> dict[str, tuple[bytes, str]]:
         "progress_utd_zero": (_patched(Progress("learner", 6, 1000, 900, 1.0, 100, 4, 1), utd=0.0), "bad_value"),
         "weights_arch_not_a_map": (_patched(msgpack.unpackb(valid()["weights"]), arch=[1]), "bad_type"),
         # a count over its limit is too_large, like a string's length or a batch's steps
-        "weights_arch_65_entries": (_patched(msgpack.unpackb(valid()["weights"]), arch={
-            **msgpack.unpackb(valid()["weights"])["arch"], **{f"extra{i}": i for i in range(54)}}), "too_large"),
+        "weights_arch_65_entries": (_patched(msgpack.unpackb(valid()["weights"]), arch=_arch_of(65)), "too_large"),
         "progress_per_sender_key_257_chars": (_patched(Progress("learner", 6, 1000, 900, 1.0, 100, 4, 1),
                                                        per_sender={"s" * 257: 1}), "too_large"),
         "progress_per_sender_not_a_map": (_patched(Progress("learner", 6, 1000, 900, 1.0, 100, 4, 1),
@@ -338,6 +339,12 @@ def build() -> dict:
     }
 
 
+def _arch_of(entries: int) -> dict:
+    """The weights vector's arch padded with extra keys to `entries` in all (however many keys an arch has)."""
+    arch = msgpack.unpackb(valid()["weights"])["arch"]
+    return {**arch, **{f"extra{i}": i for i in range(entries - len(arch))}}
+
+
 def rev_of(params: np.ndarray) -> str:
     """SPEC.md's rev: the first 16 hex digits of SHA-256 over params.data (little-endian f32)."""
     return hashlib.sha256(np.ascontiguousarray(params, "<f4").tobytes()).hexdigest()[:16]
@@ -353,12 +360,17 @@ FORWARD_NOTE = (
     "expected.mean is the pre-squash mean, expected.log_std the clamped log-std, expected.action the "
     "deterministic action in environment units: act_low + (tanh(mean) + 1) / 2 (act_high - act_low). Compare "
     "with absolute tolerance atol (float32 or float64 arithmetic both pass).")
+MEMORYLESS_NOTE = FORWARD_NOTE.replace(
+    "start with h = c = 0 and feed the steps in order, carrying (h, c).",
+    "its arch has memoryless: true, so reset h = c = 0 before every step (carry no state) and feed the steps in "
+    "order.")
 
 
-def forward() -> dict:
+def forward(memoryless: bool = False) -> dict:
     """A small actor with weights large enough that every input moves the output, rolled out over 5 steps
-    by our numpy policy (actor/policy.py): the vector a bot's own forward pass must reproduce."""
-    arch = FORWARD_ARCH
+    by our numpy policy (actor/policy.py): the vector a bot's own forward pass must reproduce. Memoryless: the
+    same parameters and inputs, each step from a zero state (the inputs follow that vector's own actions)."""
+    arch = dataclasses.replace(FORWARD_ARCH, memoryless=memoryless)
     size = sum(int(np.prod(shape)) for _, shape in actor_layout(arch))
     rng = np.random.default_rng(20261203)
     params = (rng.standard_normal(size) * 1.0).astype(np.float32)
@@ -379,7 +391,7 @@ def forward() -> dict:
         prev = to_policy(action, low, high)
         prev_r = rewards[t]
     return {
-        "note": FORWARD_NOTE, "weights_frame_b64": base64.b64encode(frame).decode("ascii"),
+        "note": MEMORYLESS_NOTE if memoryless else FORWARD_NOTE, "weights_frame_b64": base64.b64encode(frame).decode("ascii"),
         "act_low": list(arch.act_low), "act_high": list(arch.act_high), "steps": steps,
         "expected": {"mean": means, "log_std": log_stds, "action": actions}, "atol": 1e-4,
     }
@@ -388,4 +400,5 @@ def forward() -> dict:
 if __name__ == "__main__":
     (HERE / "vectors.json").write_text(json.dumps(build(), indent=1) + "\n")
     (HERE / "forward.json").write_text(json.dumps(forward(), indent=1) + "\n")
-    print(f"wrote {HERE / 'vectors.json'} and {HERE / 'forward.json'}")
+    (HERE / "forward_memoryless.json").write_text(json.dumps(forward(memoryless=True), indent=1) + "\n")
+    print(f"wrote {HERE / 'vectors.json'}, {HERE / 'forward.json'} and {HERE / 'forward_memoryless.json'}")
