@@ -5,6 +5,8 @@ Rungs, from easy to the real game (each an opponent set and whether our tank may
     duck    SittingDuck
     spin    SpinBot
     mixed   SittingDuck+SpinBot+Walls+RamFire+Tracker+TrackFire, one drawn per round
+    movers  Oscillator+Dodger+Orbiter: opponents that beat every constant action
+    nine    the six and the three movers (tank-train's pool)
 Training uses the learner's own parts (tests/bench/inprocess.py: SequenceReplay, SAC.update, UTD 1);
 evaluation plays the deterministic policy for `--episodes` fixed-seed rounds against each opponent
 of the rung and reports the win rate, the share of rounds in which our bullets or rams destroyed
@@ -38,12 +40,15 @@ from tests.bench.inprocess import Bots, make_sac, play, run_settings, train  # n
 
 ENV = "TankRoyale-v0"
 SIX = ("SittingDuck", "SpinBot", "Walls", "RamFire", "Tracker", "TrackFire")
+MOVERS = ("Oscillator", "Dodger", "Orbiter")  # they dodge, keep a period, reverse at random (opponents/movers.py)
 RUNGS: dict[str, tuple[tuple[str, ...], bool]] = {
     "aim": (("SittingDuck",), False),
     "duck": (("SittingDuck",), True),
     "spin": (("SpinBot",), True),
     "duckspin": (("SittingDuck", "SpinBot"), True),
     "mixed": (SIX, True),
+    "movers": (MOVERS, True),
+    "nine": (SIX + MOVERS, True),
 }
 
 

@@ -82,16 +82,21 @@ class TankControls:
     aim: str = field(default="path", metadata={"help": "path: the gun action picks a point on the enemy's course "
                                                        "(if it keeps its speed and heading), from where it is now "
                                                        "(-30) to where a bullet of the chosen power meets it (+30), "
-                                                       "turned toward every turn; bearing: an offset in degrees "
-                                                       "from the enemy's bearing; lead: an offset from where the "
-                                                       "bullet meets it; rate: a gun turn rate that rides on the "
-                                                       "body (the first form)"})
+                                                       "turned toward every turn; gf: a guess factor (action / 30) "
+                                                       "over the enemy's escape angle, 0 head-on, +1 as far as it "
+                                                       "can go the way it moves, -1 as far back (a reversal); "
+                                                       "bearing: an offset in degrees from the enemy's bearing; "
+                                                       "lead: an offset from where the bullet meets it; rate: a gun "
+                                                       "turn rate that rides on the body (the first form)"})
     radar: str = field(default="lock", metadata={"help": "lock: sweep across the last scan, so the enemy is seen "
                                                          "every turn; spin: full rate always (scans up to 8 turns old)"})
     move: str = field(default="bearing", metadata={"help": "bearing: the body-turn action is a heading offset from "
                                                             "square to the enemy's bearing (0 = broadside, +-10 = "
-                                                            "+-90 degrees), turned toward every turn; rate: a body "
-                                                            "turn rate (the first form)"})
+                                                            "+-90 degrees), turned toward every turn; orbit: the same "
+                                                            "offset taken along the way the tank drives, so negative "
+                                                            "closes in and positive backs off whether it goes ahead "
+                                                            "or in reverse (a reversal keeps the distance it chose); "
+                                                            "rate: a body turn rate (the first form)"})
     speed: str = field(default="ahead", metadata={"help": "ahead: the speed action is an offset back from full speed "
                                                           "ahead (0 and above: +8, -4: stop, -8: full reverse); "
                                                           "target: the target speed itself (the first form)"})
@@ -101,9 +106,10 @@ class TankControls:
     def __post_init__(self) -> None:
         from protocol.config import check
 
-        check(self.aim in ("bearing", "lead", "path", "rate"), "aim", self.aim, "must be bearing, lead, path or rate")
+        check(self.aim in ("bearing", "gf", "lead", "path", "rate"), "aim", self.aim,
+              "must be bearing, gf, lead, path or rate")
         check(self.radar in ("lock", "spin"), "radar", self.radar, "must be lock or spin")
-        check(self.move in ("bearing", "rate"), "move", self.move, "must be bearing or rate")
+        check(self.move in ("bearing", "orbit", "rate"), "move", self.move, "must be bearing, orbit or rate")
         check(self.speed in ("ahead", "target"), "speed", self.speed, "must be ahead or target")
         check(1 <= self.repeat <= 30, "repeat", self.repeat, "must be 1..30 turns")
 
@@ -168,6 +174,8 @@ class TankBrain:
         self.me: object | None = None  # the state last observed (the bot API's BotState or opponents.Me)
         self.turn = 0  # the turn last observed
         self.tally = Tally()
+        self.top_speed = 0.0  # the enemy's highest speed seen this round: how far it has shown it can escape
+        self.lateral = 1.0  # +1 while it moves counter-clockwise around us, -1 clockwise (kept when it stops)
 
     # -- one turn's events ----------------------------------------------------------------
 
@@ -234,9 +242,16 @@ class TankBrain:
         self.enemy, self.reward, self.hit_wall, self.hit_bot = Enemy(), 0.0, False, False
         self.dead, self.kills, self.outcome, self.skipped = set(), set(), None, 0
         self.me, self.turn, self.tally = None, 0, Tally()
+        self.top_speed, self.lateral = 0.0, 1.0
 
     def scanned(self, bot_id: int, x: float, y: float, energy: float, direction: float, speed: float, turn: int) -> None:
         self.enemy = Enemy(bot_id, x, y, energy, direction, speed, turn, True)
+        self.top_speed = max(self.top_speed, min(abs(speed), MAX_SPEED))
+        if self.me is not None:
+            bearing = math.atan2(y - self.me.y, x - self.me.x)  # type: ignore[attr-defined]
+            across = speed * math.sin(math.radians(direction) - bearing)
+            if abs(across) > 0.5:
+                self.lateral = 1.0 if across > 0 else -1.0
 
     def damage_dealt(self, damage: float) -> None:
         self.tally.dealt += damage
@@ -319,14 +334,15 @@ class TankBrain:
         if s is None:  # nothing observed yet: the first form's orders
             return Orders(speed, turn, R.limit_gun_turn_rate(aim), MAX_RADAR_TURN, power, False)
         target = self._target(s)
-        if c.aim in ("bearing", "lead", "path"):
+        if c.aim != "rate":
             goal = self._aim_goal(s, target, aim, power)
             goal = s.gun_direction if goal is None else goal  # type: ignore[attr-defined]
             gun = R.limit_gun_turn_rate(_angle(goal - s.gun_direction))  # type: ignore[attr-defined]
         else:
             gun = R.limit_gun_turn_rate(aim)
-        if c.move == "bearing" and target is not None:
-            heading = target + 90.0 + turn * (90.0 / MAX_TURN)
+        if c.move in ("bearing", "orbit") and target is not None:
+            offset = turn * (90.0 / MAX_TURN)
+            heading = target + 90.0 + (-offset if c.move == "orbit" and speed < 0 else offset)
             turn = R.limit_turn_rate(_angle(heading - s.direction), s.speed)  # type: ignore[attr-defined]
         radar = MAX_RADAR_TURN
         if c.radar == "lock" and target is not None:
@@ -344,7 +360,16 @@ class TankBrain:
             return target + aim
         if self.controls.aim == "lead":
             return self._lead(s, power) + aim
+        if self.controls.aim == "gf":
+            return target + self.lateral * (aim / MAX_AIM) * self.escape_angle(power)
         return self._lead(s, power, (aim + MAX_AIM) / (2 * MAX_AIM))  # path: how far along the enemy's course
+
+    def escape_angle(self, power: float) -> float:
+        """The widest angle (degrees) the enemy can move, seen from us, while a bullet of `power` (1.5 when
+        holding fire) flies, at the highest speed it has shown this round: 0 for a bot that never moved, so
+        every guess factor hits a sitting target."""
+        speed = R.calc_bullet_speed(power if power > 0 else 1.5)
+        return math.degrees(math.asin(min(self.top_speed, speed) / speed))
 
     def _aim_quality(self, bullet: dict) -> float:
         """1 for a shot toward where a bullet of its power meets the enemy on its linear course (the bearing,

@@ -1,0 +1,151 @@
+"""Where scripted opponents point their guns: at a bot's course, its turn, or where it has gone before.
+
+Robocode's history of targeting, from the simplest aim to the one that learns a mover's habits:
+
+    head-on      at where the bot is now (HeadOnBot, Tracker): misses anything that moves sideways
+    linear       at where a bullet meets it if it keeps its heading and speed: hits a straight mover
+    circular     the same, also keeping its turn rate: hits a bot that drives in arcs or circles
+    guess factor at the part of its escape angle it has most often been found in when a wave of ours
+                 reached it, kept per lateral speed and distance: learns a habit, whatever its cause
+
+A gun is told of the target each turn (`Track.see`) and asked for the direction to turn toward; the
+policy fires when the gun already points there (the engine fires along last turn's gun direction).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from actor.bots.tankroyale import rules as R
+from actor.bots.tankroyale.opponents.view import Me, Scan, View
+from actor.bots.tankroyale.rules import normalize_relative_degrees as normal
+
+GF_BINS = 31  # guess factors -1..+1 in steps of 1/15: about a bot's width at 400 units
+MAX_FLIGHT = 120  # turns a prediction looks ahead: a power-3 bullet crosses a 1000-unit arena in ~90
+
+
+@dataclass
+class Track:
+    """The target as the radar last saw it, with what one scan cannot tell: its turn rate (degrees a turn,
+    from the heading change between scans) and its lateral direction (+1: it moves counter-clockwise
+    around us, -1 clockwise; kept from the last turn it moved sideways, so a bot that stops still has one)."""
+
+    scan: Scan | None = None
+    turn: int = -1
+    turn_rate: float = 0.0
+    lateral: float = 1.0
+
+    def see(self, view: View) -> Scan | None:
+        """Take this turn's scan of the target (the first bot seen); None when the radar saw nothing."""
+        if not view.scans:
+            return None
+        s = view.scans[0]
+        if self.scan is not None and self.scan.bot_id == s.bot_id and 0 < view.turn - self.turn <= 3:
+            self.turn_rate = normal(s.direction - self.scan.direction) / (view.turn - self.turn)
+        else:
+            self.turn_rate = 0.0
+        v_lat = lateral_speed(view.me, s)
+        if abs(v_lat) > 0.5:
+            self.lateral = 1.0 if v_lat > 0 else -1.0
+        self.scan, self.turn = s, view.turn
+        return s
+
+
+def lateral_speed(me: Me, s: Scan) -> float:
+    """The target's speed across the line from us to it: positive when it moves counter-clockwise around us."""
+    bearing = math.radians(R.direction_to(me.x, me.y, s.x, s.y))
+    return s.speed * math.sin(math.radians(s.direction) - bearing)
+
+
+def escape_angle(power: float) -> float:
+    """The widest angle (degrees) a bot at full speed can move, seen from the gun, while a bullet flies."""
+    return math.degrees(math.asin(R.MAX_FORWARD_SPEED / R.calc_bullet_speed(power)))
+
+
+def intercept(me: Me, s: Scan, power: float, turn_rate: float, arena: tuple[float, float]) -> float:
+    """The direction to fire so that a bullet of `power` meets a target keeping its speed and turn rate
+    (turn_rate 0: linear targeting). The shot leaves next turn, so the target moves one turn more."""
+    speed = R.calc_bullet_speed(power)
+    x, y, heading = s.x, s.y, s.direction
+    r = R.BOT_BOUNDING_CIRCLE_RADIUS
+    for flight in range(MAX_FLIGHT):
+        heading += turn_rate
+        x = R.clamp(x + math.cos(math.radians(heading)) * s.speed, r, arena[0] - r)
+        y = R.clamp(y + math.sin(math.radians(heading)) * s.speed, r, arena[1] - r)
+        if math.hypot(x - me.x, y - me.y) <= speed * flight:
+            break
+    return R.direction_to(me.x, me.y, x, y)
+
+
+def power_for(distance: float, energy: float) -> float:
+    """The usual choice: hard up close, lighter (faster, cheaper) far away; never the shot that disables us."""
+    power = 3.0 if distance < 150 else 2.0 if distance < 450 else 1.5
+    return max(0.0, min(power, energy - 0.5))
+
+
+def on_target(me: Me, goal: float, distance: float) -> bool:
+    """The gun points within a bot's half width of `goal` (what the next turn's shot leaves along)."""
+    tolerance = math.degrees(math.atan2(R.BOT_BOUNDING_CIRCLE_RADIUS, max(distance, 1.0)))
+    return abs(normal(goal - me.gun_direction)) <= tolerance
+
+
+@dataclass
+class _Wave:
+    x: float
+    y: float
+    turn: int
+    speed: float
+    bearing: float
+    lateral: float
+    segment: tuple[int, int]
+
+
+@dataclass
+class GuessFactorGun:
+    """Guess-factor targeting: a virtual wave leaves every turn the target is seen; when it reaches the
+    target, the bin of the target's guess factor (its angle off the wave's bearing, over the escape angle,
+    signed by its lateral direction then: +1 is as far as it could go the way it was moving, -1 as far back)
+    is counted, per segment (lateral speed and distance). It fires at the most visited bin. The counts
+    outlive a round, as a real bot's saved data does: the more it plays a bot, the better it knows it."""
+
+    stats: np.ndarray = field(default_factory=lambda: np.zeros((3, 3, GF_BINS)))
+    waves: list[_Wave] = field(default_factory=list)
+
+    def new_round(self) -> None:
+        self.waves = []
+
+    def see(self, me: Me, s: Scan, track: Track, power: float, turn: int) -> None:
+        """Send this turn's wave and count the waves that reached the target."""
+        self._break(s, turn)
+        self.waves.append(_Wave(me.x, me.y, turn, R.calc_bullet_speed(power), R.direction_to(me.x, me.y, s.x, s.y),
+                                track.lateral, _segment(me, s)))
+
+    def _break(self, s: Scan, turn: int) -> None:
+        left = []
+        for w in self.waves:
+            if (turn - w.turn) * w.speed < math.hypot(s.x - w.x, s.y - w.y) - R.BOT_BOUNDING_CIRCLE_RADIUS:
+                left.append(w)
+                continue
+            mea = math.degrees(math.asin(R.MAX_FORWARD_SPEED / w.speed))
+            gf = normal(R.direction_to(w.x, w.y, s.x, s.y) - w.bearing) / mea * w.lateral
+            self.stats[w.segment][self._bin(gf)] += 1.0
+        self.waves = left[-200:]
+
+    def _bin(self, gf: float) -> int:
+        return int(round((max(-1.0, min(1.0, gf)) + 1.0) / 2.0 * (GF_BINS - 1)))
+
+    def aim(self, me: Me, s: Scan, track: Track, power: float) -> float:
+        """The direction to the most visited guess factor of the target's segment (head-on when none yet)."""
+        counts = self.stats[_segment(me, s)]
+        best = int(np.argmax(counts)) if counts.any() else GF_BINS // 2
+        gf = best / (GF_BINS - 1) * 2.0 - 1.0
+        return R.direction_to(me.x, me.y, s.x, s.y) + track.lateral * gf * escape_angle(power)
+
+
+def _segment(me: Me, s: Scan) -> tuple[int, int]:
+    v = abs(lateral_speed(me, s))
+    d = math.hypot(s.x - me.x, s.y - me.y)
+    return (0 if v < 2 else 1 if v < 6 else 2), (0 if d < 250 else 1 if d < 450 else 2)
