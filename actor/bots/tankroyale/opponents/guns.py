@@ -71,10 +71,10 @@ def intercept(me: Me, s: Scan, power: float, turn_rate: float, arena: tuple[floa
     speed = R.calc_bullet_speed(power)
     x, y, heading = s.x, s.y, s.direction
     r = R.BOT_BOUNDING_CIRCLE_RADIUS
-    for flight in range(MAX_FLIGHT):
-        heading += turn_rate
+    for flight in range(MAX_FLIGHT):  # the engine moves a bot along its heading, then turns it
         x = R.clamp(x + math.cos(math.radians(heading)) * s.speed, r, arena[0] - r)
         y = R.clamp(y + math.sin(math.radians(heading)) * s.speed, r, arena[1] - r)
+        heading += turn_rate
         if math.hypot(x - me.x, y - me.y) <= speed * flight:
             break
     return R.direction_to(me.x, me.y, x, y)
