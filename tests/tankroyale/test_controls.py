@@ -155,3 +155,85 @@ def test_the_aim_reward_pays_a_shot_at_a_crossing_target_for_leading_it() -> Non
     assert abs((lead - now + 180) % 360 - 180) > 5
     assert brain._aim_quality({"direction": lead, "power": 2.0}) == pytest.approx(1.0)
     assert brain._aim_quality({"direction": now, "power": 2.0}) == 0.0
+
+
+# -- the guess-factor aim and the orbit move ---------------------------------------------------------------
+
+def test_gf_aim_points_every_factor_at_a_target_that_never_moved() -> None:
+    """The escape angle is the enemy's shown speed's: a bot that never moved cannot escape, so every guess
+    factor is head-on (what made the path form reach SittingDuck from the first round)."""
+    env = TankRoyaleEnv(opponent="SittingDuck", still=True, max_turns=200, aim="gf")
+    env.reset(seed=3)
+    for gf in (0.0, 30.0, -30.0):
+        for _ in range(30):
+            env.step(np.array([0, 0, gf, 0], np.float32))
+        assert env.brain.escape_angle(2.0) == 0.0
+        assert bearing_to_them(env)[1] == pytest.approx(0.0, abs=0.5)
+
+
+def test_gf_aim_spans_the_escape_angle_the_way_the_enemy_moves() -> None:
+    env = TankRoyaleEnv(opponent="Walls", max_turns=400, aim="gf")
+    env.reset(seed=1)  # Walls crossing our line of fire at full speed
+    for _ in range(12):
+        env.step(np.array([0, 0, 0, 0], np.float32))
+    brain, me = env.brain, env.brain.me
+    e = brain.enemy
+    across = e.speed * math.sin(math.radians(e.direction) - math.atan2(e.y - me.y, e.x - me.x))
+    assert abs(across) > 4 and brain.lateral == math.copysign(1.0, across)  # the way it moves around us
+    target, mea = brain._target(me), brain.escape_angle(1.5)
+    assert mea == pytest.approx(math.degrees(math.asin(8 / (20 - 3 * 1.5))))  # it has shown full speed
+    goals = {gf: brain._aim_goal(me, target, gf, 1.5) for gf in (-30.0, 0.0, 15.0, 30.0)}
+    off = {gf: (g - target + 180) % 360 - 180 for gf, g in goals.items()}
+    assert off[0.0] == pytest.approx(0.0, abs=1e-6)  # 0: head-on
+    assert off[30.0] == pytest.approx(brain.lateral * mea) and off[-30.0] == pytest.approx(-brain.lateral * mea)
+    assert off[15.0] == pytest.approx(brain.lateral * mea / 2)
+    brain.lateral = -brain.lateral  # had it been going the other way round us, +1 is the other side
+    assert (brain._aim_goal(me, target, 30.0, 1.5) - target + 180) % 360 - 180 == pytest.approx(-off[30.0])
+    brain.lateral = -brain.lateral
+    lead = (brain._lead(me, 1.5) - target + 180) % 360 - 180  # linear targeting's point: a factor in (0, 1]
+    assert 0.2 < lead * brain.lateral / mea <= 1.0
+
+
+def _hit_rate_at(rule: str) -> float:
+    """Hit rate of a still tank against Walls (a straight mover) firing power 2 at one guess factor rule."""
+    env = TankRoyaleEnv(opponent="Walls", still=True, aim="gf", repeat=1, max_turns=600)
+    shots = hits = 0
+    for seed in range(4):
+        env.reset(seed=seed)
+        while True:
+            b, gf = env.brain, {"head-on": 0.0, "reversal": -1.0}.get(rule, 0.0)
+            if rule == "linear" and b.me is not None and b._target(b.me) is not None and b.top_speed > 0:
+                t = b._target(b.me)
+                gf = ((b._lead(b.me, 2.0) - t + 180) % 360 - 180) * b.lateral / b.escape_angle(2.0)
+            _, _, terminated, truncated, info = env.step(np.array([0, 0, 30 * max(-1.0, min(1.0, gf)), 2], np.float32))
+            if terminated or truncated:
+                break
+        shots, hits = shots + info["tally"]["shots"], hits + info["tally"]["hits"]
+    return hits / shots
+
+
+def test_gf_aim_reaches_the_straight_line_lead_on_the_engine() -> None:
+    linear, head_on, reversal = (_hit_rate_at(rule) for rule in ("linear", "head-on", "reversal"))
+    assert linear > 0.5 and linear > head_on + 0.3 and reversal < 0.1, (linear, head_on, reversal)
+
+
+@pytest.mark.parametrize("move", ["orbit", "bearing"])
+def test_orbit_move_closes_in_ahead_and_in_reverse_alike(move: str) -> None:
+    """With the turn action at -5 (45 degrees toward the enemy), orbit closes in whichever way the tank drives;
+    bearing measures the offset from the heading, so driving in reverse backs off instead."""
+    changes = {}
+    for speed in (8.0, -8.0):
+        env = TankRoyaleEnv(opponent="SittingDuck", max_turns=400, move=move, repeat=1)
+        env.reset(seed=0)  # 380 apart, room to turn either way
+        for _ in range(8):
+            env.step(np.array([-4, 0, 0, 0], np.float32))  # find it, stopped
+        me, them = env.turn.bot_states[ME], env.turn.bot_states[THEM]
+        before = math.hypot(me["x"] - them["x"], me["y"] - them["y"])
+        for _ in range(40):
+            env.step(np.array([speed, -5, 0, 0], np.float32))
+        me = env.turn.bot_states[ME]
+        changes[speed] = math.hypot(me["x"] - them["x"], me["y"] - them["y"]) - before
+    if move == "orbit":
+        assert changes[8.0] < -100 and changes[-8.0] < -100, changes
+    else:
+        assert changes[8.0] < -100 and changes[-8.0] > 100, changes
