@@ -215,14 +215,13 @@ def main(argv: list[str] | None = None) -> int:
 def start_problem(args: argparse.Namespace) -> str | None:
     """Why the command cannot start (a bad checkpoint, round count, --config or --fixed-action), or None: each is
     found before any battle, not after an evaluation played without it."""
-    if (problem := checkpoint_problem(args.checkpoint)) is not None:
-        return problem
     if args.rounds < 1:
         return f"--rounds {args.rounds}: play at least one round"
     if args.no_baselines and args.fixed_action is not None:
         return "--fixed-action is the constant-action side's, which --no-baselines leaves out: drop one of them"
     try:
-        controls_of(args.config)
+        if (problem := checkpoint_problem(args.checkpoint, controls_of(args.config))) is not None:
+            return problem
         if not args.no_baselines:
             constant_action(args.config, args.fixed_action)
     except ValueError as exc:  # a ConfigError too: the file, or a key of its [controls]

@@ -172,6 +172,8 @@ def test_gf_aim_points_every_factor_at_a_target_that_never_moved() -> None:
 
 
 def test_gf_aim_spans_the_escape_angle_the_way_the_enemy_moves() -> None:
+    """Action a in [-30, 30] aims at guess factor (a / 30) ** 3: 0 head-on, +-30 the escape angle's edges, +1 the
+    way the enemy moves around us."""
     env = TankRoyaleEnv(opponent="Walls", max_turns=400, aim="gf")
     env.reset(seed=1)  # Walls crossing our line of fire at full speed
     for _ in range(12):
@@ -186,7 +188,7 @@ def test_gf_aim_spans_the_escape_angle_the_way_the_enemy_moves() -> None:
     off = {gf: (g - target + 180) % 360 - 180 for gf, g in goals.items()}
     assert off[0.0] == pytest.approx(0.0, abs=1e-6)  # 0: head-on
     assert off[30.0] == pytest.approx(brain.lateral * mea) and off[-30.0] == pytest.approx(-brain.lateral * mea)
-    assert off[15.0] == pytest.approx(brain.lateral * mea / 2)
+    assert off[15.0] == pytest.approx(brain.lateral * mea / 8)  # the cube: fine about head-on
     brain.lateral = -brain.lateral  # had it been going the other way round us, +1 is the other side
     assert (brain._aim_goal(me, target, 30.0, 1.5) - target + 180) % 360 - 180 == pytest.approx(-off[30.0])
     brain.lateral = -brain.lateral
@@ -205,7 +207,8 @@ def _hit_rate_at(rule: str) -> float:
             if rule == "linear" and b.me is not None and b._target(b.me) is not None and b.top_speed > 0:
                 t = b._target(b.me)
                 gf = ((b._lead(b.me, 2.0) - t + 180) % 360 - 180) * b.lateral / b.escape_angle(2.0)
-            _, _, terminated, truncated, info = env.step(np.array([0, 0, 30 * max(-1.0, min(1.0, gf)), 2], np.float32))
+            aim = 30 * np.cbrt(max(-1.0, min(1.0, gf)))  # the action whose cube is that factor
+            _, _, terminated, truncated, info = env.step(np.array([0, 0, aim, 2], np.float32))
             if terminated or truncated:
                 break
         shots, hits = shots + info["tally"]["shots"], hits + info["tally"]["hits"]
@@ -237,3 +240,61 @@ def test_orbit_move_closes_in_ahead_and_in_reverse_alike(move: str) -> None:
         assert changes[8.0] < -100 and changes[-8.0] < -100, changes
     else:
         assert changes[8.0] < -100 and changes[-8.0] > 100, changes
+
+
+# -- answering a shot: react, the duel numbers, speed = keep -------------------------------------------------
+
+def test_react_ends_a_decision_on_the_turn_the_enemy_is_seen_to_fire() -> None:
+    lengths: dict[bool, list[int]] = {}
+    for react in (True, False):
+        env = TankRoyaleEnv(opponent="Oscillator", aim="gf", react=react, max_turns=600)
+        env.reset(seed=4)
+        turn, lengths[react] = env.turn.turn_number, []
+        for _ in range(40):
+            _, _, terminated, truncated, info = env.step(np.array([8, 0, 0, 0], np.float32))  # we never fire
+            if terminated or truncated:
+                break
+            lengths[react].append(info["turn"] - turn)
+            if react and info["turn"] - turn < 8:  # cut short: the enemy's shot was seen on its last turn
+                assert env.brain.shot_turn == info["turn"]
+            turn = info["turn"]
+    assert set(lengths[False]) == {8}
+    assert sum(n < 8 for n in lengths[True]) >= 5, lengths[True]
+
+
+def test_the_duel_numbers_show_the_enemys_shots_and_reversals() -> None:
+    from actor.bots.tankroyale.brain import DUEL, OBSERVATION
+
+    env = TankRoyaleEnv(opponent="Oscillator", observe="duel", repeat=1, max_turns=600)
+    obs, _ = env.reset(seed=4)
+    assert obs.shape == (len(OBSERVATION) + len(DUEL),)
+    col = {name: len(OBSERVATION) + k for k, name in enumerate(DUEL)}
+    shots = reversals = 0
+    for _ in range(300):
+        before = (env.brain.shot_turn, env.brain.reversal_turn)
+        obs, _, terminated, truncated, _ = env.step(np.array([-4, 0, 0, 0], np.float32))  # stand still, never fire
+        if terminated or truncated:
+            break
+        e, me = env.brain.enemy, env.brain.me
+        across = e.speed * math.sin(math.radians(e.direction) - math.atan2(e.y - me.y, e.x - me.x))
+        assert obs[col["enemy_lateral"]] == pytest.approx(across / 8, abs=1e-5)
+        if env.brain.shot_turn != before[0]:  # a shot seen this turn: its age is 0, its power the energy it cost
+            shots += 1
+            assert obs[col["enemy_shot_age"]] == -1.0 and 0.1 <= (obs[col["enemy_shot_power"]] + 1) * 1.5 <= 3.0
+        if env.brain.reversal_turn != before[1]:
+            reversals += 1
+            assert obs[col["enemy_reversal_age"]] == -1.0
+    assert shots >= 5 and reversals >= 5
+
+
+@pytest.mark.parametrize("speed", ["keep", "ahead"])
+def test_keep_turns_back_once_per_decision_where_ahead_reverses_for_good(speed: str) -> None:
+    env = TankRoyaleEnv(opponent="SittingDuck", speed=speed, move="orbit", max_turns=400)
+    env.reset(seed=0)
+    env.step(np.array([8, 0, 0, 0], np.float32))
+    env.step(np.array([8, 0, 0, 0], np.float32))  # going ahead at full speed
+    signs = []
+    for _ in range(3):  # "turn back" held three decisions
+        env.step(np.array([-8, 0, 0, 0], np.float32))
+        signs.append(math.copysign(1.0, env.turn.bot_states[ME]["speed"]))
+    assert signs == ([-1.0, 1.0, -1.0] if speed == "keep" else [-1.0, -1.0, -1.0])

@@ -56,6 +56,14 @@ OBSERVATION = (
     "enemies_left", "round_time", "hit_wall", "hit_bot",
 )
 OBS_DIM = len(OBSERVATION)  # 35, as the original Nim bot's
+# With `observe = "duel"` five more follow, on what one scan cannot show of the enemy: its last shot (seen as a
+# drop in its energy), its motion across and along our line to it, and how long since it last turned back.
+DUEL = ("enemy_shot_age", "enemy_shot_power", "enemy_lateral", "enemy_advancing", "enemy_reversal_age")
+
+
+def obs_dim(controls: TankControls) -> int:
+    """The observation's width for a form: 35, or 40 with the duel numbers."""
+    return OBS_DIM + (len(DUEL) if controls.observe == "duel" else 0)
 
 
 @dataclass(frozen=True)
@@ -99,9 +107,21 @@ class TankControls:
                                                             "rate: a body turn rate (the first form)"})
     speed: str = field(default="ahead", metadata={"help": "ahead: the speed action is an offset back from full speed "
                                                           "ahead (0 and above: +8, -4: stop, -8: full reverse); "
-                                                          "target: the target speed itself (the first form)"})
+                                                          "keep: the same offset back from full speed the way the "
+                                                          "tank was going when the decision began (0 and above: go "
+                                                          "on, -8: turn back), so a reversal is one value whichever "
+                                                          "way it goes; target: the target speed itself (the first "
+                                                          "form)"})
     repeat: int = field(default=8, metadata={"help": "turns per decision: an action is held this many turns (aim and "
                                                      "radar still follow the enemy every turn), its rewards summed"})
+    observe: str = field(default="basic", metadata={"help": "basic: the 35 numbers; duel: five more about the "
+                                                            "enemy: turns since its last shot and that shot's power "
+                                                            "(from drops in its energy), its speed across and along "
+                                                            "our line to it, turns since it last reversed across it"})
+    react: bool = field(default=False, metadata={"help": "a decision also ends, before its repeat turns are up, on "
+                                                         "the turn the enemy's energy is seen to drop by a shot's cost "
+                                                         "(0.1-3, with no hit to explain it): the policy can answer a "
+                                                         "shot at once; what to do about it is still learned"})
 
     def __post_init__(self) -> None:
         from protocol.config import check
@@ -110,8 +130,9 @@ class TankControls:
               "must be bearing, gf, lead, path or rate")
         check(self.radar in ("lock", "spin"), "radar", self.radar, "must be lock or spin")
         check(self.move in ("bearing", "orbit", "rate"), "move", self.move, "must be bearing, orbit or rate")
-        check(self.speed in ("ahead", "target"), "speed", self.speed, "must be ahead or target")
+        check(self.speed in ("ahead", "keep", "target"), "speed", self.speed, "must be ahead, keep or target")
         check(1 <= self.repeat <= 30, "repeat", self.repeat, "must be 1..30 turns")
+        check(self.observe in ("basic", "duel"), "observe", self.observe, "must be basic or duel")
 
 
 @dataclass(frozen=True)
@@ -139,6 +160,13 @@ class Tally:
     def to_dict(self) -> dict[str, float]:
         return {"shots": self.shots, "hits": self.hits, "dealt": round(self.dealt, 3), "taken": round(self.taken, 3),
                 "destroyed": self.destroyed}
+
+
+def guess_factor(aim: float) -> float:
+    """The gf form's guess factor for an aim action in [-30, 30]: its cube, (aim / 30) ** 3, so that the middle
+    of the range is fine-grained about head-on (the best fixed aim against a mover whose habit is unknown; aims
+    of +-15 stay within an eighth of the escape angle) and the ends still reach either edge (+-1)."""
+    return (max(-MAX_AIM, min(MAX_AIM, aim)) / MAX_AIM) ** 3
 
 
 @dataclass
@@ -175,6 +203,10 @@ class TankBrain:
         self.turn = 0  # the turn last observed
         self.tally = Tally()
         self.top_speed = 0.0  # the enemy's highest speed seen this round: how far it has shown it can escape
+        self.enemy_fired = False  # its energy fell by a shot's cost since the last decision (TankControls.react)
+        self.shot_turn, self.shot_power, self.reversal_turn = -1, 0.0, -1  # its last shot and reversal, this round
+        self.going = 1.0  # +1 ahead, -1 in reverse: the way we were going when this decision began
+        self._explained = False  # this turn brought a hit or a collision: an energy drop is not a shot
         self.lateral = 1.0  # +1 while it moves counter-clockwise around us, -1 clockwise (kept when it stops)
 
     # -- one turn's events ----------------------------------------------------------------
@@ -182,15 +214,17 @@ class TankBrain:
     def apply(self, events: list[dict]) -> None:
         """All events of one turn, as schema maps, in the bot API's dispatch order (unknown types ignored)."""
         rammed, died = False, []
-        for e in sorted(events, key=self._order):
+        self._explained = False
+        for e in sorted(events, key=self._order):  # scans last: they see this turn's hits
             kind = e.get("type")
             if kind == "ScannedBotEvent":
                 self.scanned(e["scannedBotId"], e["x"], e["y"], e["energy"], e["direction"], e["speed"],
                              e["turnNumber"])
             elif kind == "BulletHitBotEvent":
+                self._explained = True
                 self._bullet_hit(e)
             elif kind == "BotHitBotEvent" and self.my_id in (e.get("botId"), e.get("victimId")):
-                self.hit_bot = rammed = True
+                self.hit_bot = rammed = self._explained = True
                 self.damage_taken(R.RAM_DAMAGE)
                 self.damage_dealt(R.RAM_DAMAGE)
             elif kind == "BotHitWallEvent" and e.get("victimId") == self.my_id:
@@ -208,6 +242,7 @@ class TankBrain:
                 self.reward += self.rewards.fired * float((e.get("bullet") or {}).get("power", 0.0))
                 if self.rewards.aim and self.me is not None:
                     self.reward += self.rewards.aim * self._aim_quality(e.get("bullet") or {})
+
         for victim in died:  # an opponent that died of our bullet or of a collision with us this turn
             if victim != self.my_id and (victim in self.kills or rammed):
                 self.tally.destroyed += 1
@@ -242,15 +277,22 @@ class TankBrain:
         self.enemy, self.reward, self.hit_wall, self.hit_bot = Enemy(), 0.0, False, False
         self.dead, self.kills, self.outcome, self.skipped = set(), set(), None, 0
         self.me, self.turn, self.tally = None, 0, Tally()
-        self.top_speed, self.lateral = 0.0, 1.0
+        self.top_speed, self.lateral, self.enemy_fired = 0.0, 1.0, False
+        self.shot_turn, self.shot_power, self.reversal_turn = -1, 0.0, -1
+        self.going = 1.0
 
     def scanned(self, bot_id: int, x: float, y: float, energy: float, direction: float, speed: float, turn: int) -> None:
+        last = self.enemy
+        if last.turn >= 0 and last.id == bot_id and not self._explained and 0.09 < last.energy - energy < 3.01:
+            self.enemy_fired, self.shot_turn, self.shot_power = True, turn, last.energy - energy
         self.enemy = Enemy(bot_id, x, y, energy, direction, speed, turn, True)
         self.top_speed = max(self.top_speed, min(abs(speed), MAX_SPEED))
         if self.me is not None:
             bearing = math.atan2(y - self.me.y, x - self.me.x)  # type: ignore[attr-defined]
             across = speed * math.sin(math.radians(direction) - bearing)
             if abs(across) > 0.5:
+                if (across > 0) != (self.lateral > 0):
+                    self.reversal_turn = turn
                 self.lateral = 1.0 if across > 0 else -1.0
 
     def damage_dealt(self, damage: float) -> None:
@@ -314,9 +356,38 @@ class TankBrain:
             min(self.enemies_left, 10) / 5 - 1, min(turn, 2000) / 1000 - 1,
             1.0 if self.hit_wall else -1.0, 1.0 if self.hit_bot else -1.0,
         ]
+        if self.controls.observe == "duel":
+            obs += self._duel(s, turn)
+
         self.hit_wall = self.hit_bot = False
         self.me, self.turn = s, turn
         return np.clip(np.array(obs, np.float32), -1.0, 1.0)
+
+    def _duel(self, s, turn: int) -> list[float]:  # noqa: ANN001 - the bot API's BotState
+        """The DUEL numbers: what a scan alone does not show, so that neither needs learning to be read off
+        small changes in other numbers (a 2-point shot moves the enemy's energy number by 0.02)."""
+        e = self.enemy
+        if e.turn < 0:
+            return [1.0, -1.0, 0.0, 0.0, 1.0]
+        bearing = math.atan2(e.y - s.y, e.x - s.x)
+        heading = math.radians(e.direction) - bearing
+        shot_age = min(turn - self.shot_turn, 40) / 20 - 1 if self.shot_turn >= 0 else 1.0
+        turned_age = min(turn - self.reversal_turn, 60) / 30 - 1 if self.reversal_turn >= 0 else 1.0
+        return [shot_age, self.shot_power / 1.5 - 1 if self.shot_turn >= 0 else -1.0,
+                e.speed * math.sin(heading) / MAX_SPEED, -e.speed * math.cos(heading) / MAX_SPEED, turned_age]
+
+    def decision_due(self, held: int) -> bool:
+        """Whether the action held for `held` turns gives way to a new decision: its repeat turns are up, or
+        (react) the enemy just fired."""
+        return held >= self.controls.repeat or (self.controls.react and self.enemy_fired)
+
+    def decide(self) -> None:
+        """A new decision begins: what happened before it has been seen, and the way we are going is fixed for
+        it (speed = keep), so a held "turn back" does not turn back again once it has."""
+        self.enemy_fired = False
+        speed = getattr(self.me, "speed", 0.0)
+        if abs(speed) > 0.5:
+            self.going = 1.0 if speed > 0 else -1.0
 
     @staticmethod
     def commands(action: np.ndarray) -> tuple[float, float, float, float]:
@@ -329,8 +400,8 @@ class TankBrain:
         """The intent for `action` from the state last observed: the aim and the radar as TankControls says."""
         speed, turn, aim, power = self.commands(action)
         s, c = self.me, self.controls
-        if c.speed == "ahead":
-            speed = min(MAX_SPEED, MAX_SPEED + 2.0 * speed)
+        if c.speed in ("ahead", "keep"):
+            speed = min(MAX_SPEED, MAX_SPEED + 2.0 * speed) * (self.going if c.speed == "keep" else 1.0)
         if s is None:  # nothing observed yet: the first form's orders
             return Orders(speed, turn, R.limit_gun_turn_rate(aim), MAX_RADAR_TURN, power, False)
         target = self._target(s)
@@ -361,7 +432,7 @@ class TankBrain:
         if self.controls.aim == "lead":
             return self._lead(s, power) + aim
         if self.controls.aim == "gf":
-            return target + self.lateral * (aim / MAX_AIM) * self.escape_angle(power)
+            return target + self.lateral * guess_factor(aim) * self.escape_angle(power)
         return self._lead(s, power, (aim + MAX_AIM) / (2 * MAX_AIM))  # path: how far along the enemy's course
 
     def escape_angle(self, power: float) -> float:

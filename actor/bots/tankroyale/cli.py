@@ -63,12 +63,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"saclstm tank: --fixed-action plays no checkpoint, but one is given ({cfg.checkpoint}): drop one of "
               "them", file=sys.stderr)
         return 2
-    if cfg.eval_mode and cfg.checkpoint:  # evaluating a file: one that cannot play stops us, not a log line
-        from actor.bots.tankroyale.fits import checkpoint_problem
-
-        if (problem := checkpoint_problem(cfg.checkpoint)) is not None:
-            print(f"saclstm tank: {problem}", file=sys.stderr)
-            return 2
     try:
         from actor.bots.tankroyale.brain import TankControls, TankRewards
         from actor.bots.tankroyale.tank import SaclstmTank, spec
@@ -82,6 +76,12 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"saclstm tank: {exc}", file=sys.stderr)
         return 2
+    if cfg.eval_mode and cfg.checkpoint:  # evaluating a file: one that cannot play stops us, not a log line
+        from actor.bots.tankroyale.fits import checkpoint_problem
+
+        if (problem := checkpoint_problem(cfg.checkpoint, controls)) is not None:
+            print(f"saclstm tank: {problem}", file=sys.stderr)
+            return 2
     try:
         fixed = None if args.fixed_action is None else constant_action(args.fixed_action, controls)
     except ValueError as exc:
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     client: BotClient | FixedActionClient
     if fixed is None:
-        client = BotClient.connect(cfg, args.name, *spec())
+        client = BotClient.connect(cfg, args.name, *spec(controls))
     else:
         from actor.bots.tankroyale.baseline import FixedActionClient, describe
 

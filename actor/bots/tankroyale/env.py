@@ -4,7 +4,8 @@
     opponent="SpinBot+Walls+RamFire" or "all": each episode draws one of them (info["opponent"] names it)
     aim="path"|"bearing"|"lead"|"rate", radar="lock"|"spin", move="bearing"|"rate", speed="ahead"|"target",
     repeat=N: the action's form
-    (TankControls); still=True: our tank cannot move or turn its body (the aiming rung of the ladder)
+    (TankControls); still=True: our tank cannot move or turn its body (the aiming rung of the ladder);
+    fixed="aim=0;power=2": those parts of every action replaced (a rung that learns the others alone)
 
 One round is one episode, played by the rules engine (engine.py) with no server and no sockets.
 What the tank sees and is rewarded for is the bot's own code: the same TankBrain reads the same
@@ -28,7 +29,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from actor.bots.tankroyale.brain import ACT_HIGH, ACT_LOW, OBS_DIM, Orders, TankBrain, TankControls, TankRewards
+from actor.bots.tankroyale.brain import ACT_HIGH, ACT_LOW, Orders, TankBrain, TankControls, TankRewards, obs_dim
 from actor.bots.tankroyale.engine import Engine, Intent, Participant, Setup, Turn
 from actor.bots.tankroyale.opponents import OPPONENTS, Me, act_on_turn, make
 from actor.envs.tankroyale import TANK_ROYALE as ENV_ID  # noqa: F401 - registered there, by name; importers read it here
@@ -70,7 +71,8 @@ class TankRoyaleEnv(gym.Env):
     def __init__(self, opponent: str = "SpinBot", arena: Any = (800, 600), max_turns: int = 2000,
                  seed: int | None = None, rewards: TankRewards | str | None = None, aim: str | None = None,
                  radar: str | None = None, move: str | None = None, speed: str | None = None,
-                 still: Any = False, repeat: int | None = None) -> None:
+                 still: Any = False, repeat: int | None = None, react: Any = None, observe: str | None = None,
+                 fixed: str | dict[str, float] | None = None) -> None:
         if int(max_turns) < 1:
             raise ValueError(f"max_turns must be at least 1, got {max_turns}")
         self.roster = parse_opponents(opponent)
@@ -78,17 +80,19 @@ class TankRoyaleEnv(gym.Env):
         self.setup = Setup(arena_width=self.arena[0], arena_height=self.arena[1], number_of_rounds=1)
         if isinstance(rewards, str):  # "fired=-0.1;kill=5", as --env-kwargs can hand it over
             rewards = TankRewards(**{k: float(v) for k, v in (kv.split("=") for kv in rewards.split(";") if kv)})
-        self.brain = TankBrain(rewards or TankRewards(), self.arena, controls(aim, radar, move, speed, repeat))
+        self.brain = TankBrain(rewards or TankRewards(), self.arena, controls(aim, radar, move, speed, repeat, react, observe))
         self.drive = str(still).lower() in ("false", "0", "no")  # --env-kwargs hands over text
+        self.fixed = parse_fixed(fixed)
         self.brain.my_id = ME
         self.policies = {name: make(name) for name in self.roster}
         self.policy = self.policies[self.opponent]
-        self.observation_space = gym.spaces.Box(-1.0, 1.0, (OBS_DIM,), np.float32)
+        width = obs_dim(self.brain.controls)
+        self.observation_space = gym.spaces.Box(-1.0, 1.0, (width,), np.float32)
         self.action_space = gym.spaces.Box(ACT_LOW, ACT_HIGH, dtype=np.float32)
         self._first_seed = seed
         self.engine: Engine | None = None
         self.turn: Turn | None = None
-        self.obs = np.zeros(OBS_DIM, np.float32)
+        self.obs = np.zeros(width, np.float32)
         self.steps = 0  # this episode's
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
@@ -116,7 +120,12 @@ class TankRoyaleEnv(gym.Env):
         if self.turn.round_ended or self.brain.outcome is not None:
             raise RuntimeError("step() after the episode ended; call reset()")
         reward, terminated, truncated = 0.0, False, False
-        for _ in range(self.brain.controls.repeat):  # the action held; aim and radar follow the enemy every turn
+        if self.fixed:
+            action = np.array(action, np.float32)
+            for dim, value in self.fixed.items():
+                action[dim] = value
+        self.brain.decide()
+        for held in range(1, self.brain.controls.repeat + 1):  # the action held; aim and radar follow the enemy
             intents = {ME: intent(self.brain.orders(action), self.drive)}
             if THEM in self.turn.bot_states:
                 intents[THEM] = act_on_turn(self.policy, THEM, self.turn, self.arena)
@@ -129,7 +138,7 @@ class TankRoyaleEnv(gym.Env):
             self.steps += 1
             truncated = not terminated and (self.turn.round_ended or self.steps >= self.max_turns)
             reward += self.brain.take_reward()
-            if terminated or truncated:
+            if terminated or truncated or self.brain.decision_due(held):
                 break
         return self.obs.copy(), reward, terminated, truncated, self._info()
 
@@ -142,10 +151,30 @@ class TankRoyaleEnv(gym.Env):
                 "tally": self.brain.tally.to_dict()}
 
 
-def controls(aim: str | None, radar: str | None, move: str | None, speed: str | None, repeat: Any) -> TankControls:
+ACTION = ("speed", "turn", "aim", "power")
+
+
+def parse_fixed(fixed: str | dict[str, float] | None) -> dict[int, float]:
+    """{"aim": 0} or "aim=0;power=2" (as --env-kwargs hands it over) -> {action index: value}: those parts of
+    every action are replaced, so a ladder rung can learn the others alone (as `still` fixes the body)."""
+    if not fixed:
+        return {}
+    pairs = fixed.items() if isinstance(fixed, dict) else (kv.split("=") for kv in str(fixed).split(";") if kv)
+    out = {}
+    for key, value in pairs:
+        if key not in ACTION:
+            raise ValueError(f"fixed: {key!r} is not a part of the action ({', '.join(ACTION)})")
+        out[ACTION.index(key)] = float(value)
+    return out
+
+
+def controls(aim: str | None, radar: str | None, move: str | None, speed: str | None, repeat: Any,
+             react: Any = None, observe: str | None = None) -> TankControls:
     """TankControls with the given fields over its defaults (the networked tank's), so both play alike."""
     given: dict[str, Any] = {"aim": aim, "radar": radar, "move": move, "speed": speed,
-                             "repeat": None if repeat is None else int(repeat)}
+                             "repeat": None if repeat is None else int(repeat),
+                             "react": None if react is None else str(react).lower() in ("true", "1", "yes"),
+                             "observe": observe}
     return replace(TankControls(), **{k: v for k, v in given.items() if v is not None})
 
 

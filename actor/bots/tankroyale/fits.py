@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from actor.bots.tankroyale.brain import TankControls
 
 
-def checkpoint_problem(path: str | Path) -> str | None:
+def checkpoint_problem(path: str | Path, controls: TankControls | None = None) -> str | None:
     """Why the checkpoint at `path` cannot play our tank ("checkpoint PATH: reason"), or None when it can.
 
     A tank whose checkpoint does not load only logs a line and plays on without it, so an evaluation of a
@@ -15,7 +19,7 @@ def checkpoint_problem(path: str | Path) -> str | None:
     """
     import numpy as np
 
-    from actor.bots.tankroyale.brain import ACT_HIGH, ACT_LOW, OBS_DIM
+    from actor.bots.tankroyale.brain import ACT_HIGH, ACT_LOW, TankControls, obs_dim
     from actor.store import policy_from_checkpoint
     from protocol.checkpoint import CheckpointError, decode_checkpoint
 
@@ -26,8 +30,10 @@ def checkpoint_problem(path: str | Path) -> str | None:
     except (OSError, CheckpointError, ValueError, KeyError, TypeError) as exc:
         return f"checkpoint {path} not usable: {exc}"
     misfit = f"checkpoint {path} does not fit the tank:"
-    if arch.obs_dim != OBS_DIM:
-        return f"{misfit} its actor reads {arch.obs_dim} observations, the tank gives {OBS_DIM}"
+    width = obs_dim(controls or TankControls())  # the form's observation: 35, or 40 with observe = "duel"
+    if arch.obs_dim != width:
+        return (f"{misfit} its actor reads {arch.obs_dim} observations, the tank gives {width} (is [controls] "
+                "observe the one it was trained with?)")
     if arch.act_dim != len(ACT_LOW):
         return f"{misfit} its actor gives {arch.act_dim} actions, the tank takes {len(ACT_LOW)}"
     if not (np.allclose(arch.act_low, ACT_LOW, atol=1e-5) and np.allclose(arch.act_high, ACT_HIGH, atol=1e-5)):

@@ -45,7 +45,7 @@ from robocode_tank_royale.bot_api.events import (
 
 from actor.bots.tankroyale.baseline import FixedActionClient
 from actor.bots.tankroyale.botapi import end_on_clean_close
-from actor.bots.tankroyale.brain import ACT_HIGH, ACT_LOW, OBS_DIM, TankBrain, TankControls, TankRewards
+from actor.bots.tankroyale.brain import ACT_HIGH, ACT_LOW, TankBrain, TankControls, TankRewards, obs_dim
 from actor.client import BotClient
 
 log = logging.getLogger("saclstm.tank")
@@ -183,7 +183,7 @@ class SaclstmTank(Bot):
         done = self.brain.outcome is not None
         self.held += 1
         if self.prev_obs is not None and self.prev_action is not None and obs is not None:
-            if not done and self.held < self.brain.controls.repeat:
+            if not done and not self.brain.decision_due(self.held):
                 self.command(self.prev_action)  # the decision holds; aim and radar from this turn's state
                 return
             if self.skip_pending and not done:
@@ -198,6 +198,7 @@ class SaclstmTank(Bot):
             return
         assert obs is not None
         action = self.client.act(obs)
+        self.brain.decide()
         self.prev_obs, self.prev_action = obs, action
         self.command(action)
 
@@ -253,6 +254,7 @@ class SaclstmTank(Bot):
             return 1
 
 
-def spec() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(obs_low, obs_high, act_low, act_high) for the client's hello."""
-    return -np.ones(OBS_DIM, np.float32), np.ones(OBS_DIM, np.float32), ACT_LOW, ACT_HIGH
+def spec(controls: TankControls | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(obs_low, obs_high, act_low, act_high) for the client's hello: the observation as wide as the form's."""
+    width = obs_dim(controls or TankControls())
+    return -np.ones(width, np.float32), np.ones(width, np.float32), ACT_LOW, ACT_HIGH
