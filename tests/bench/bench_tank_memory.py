@@ -5,8 +5,8 @@
 
 Each (variant, seed) is one `bench_tank_ladder.py` run in a process of its own (`--jobs` at a time, one torch
 thread each): "recurrent" with the learner's defaults, "memoryless" with `--set memoryless=true`, which resets
-the LSTM's state before every step of the actor and both critics (the same network, the same size, no
-history). Both evaluate the deterministic policy on the rung's opponents, the same seeds. The runs' logs and
+the LSTM's state before every step of the actor and both critics (the same network, the same size), and
+without the previous action and reward among its inputs: no history at all, only the observation. Both evaluate the deterministic policy on the rung's opponents, the same seeds. The runs' logs and
 JSON lines go to --out (a run already there with its JSON line is read back, not run again).
 
 Last line: one JSON object: for each opponent, recurrent_<opponent> and memoryless_<opponent> (destroyed
@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-VARIANTS = {"recurrent": [], "memoryless": ["--set", "memoryless=true"]}
+# memoryless: no LSTM state, and no previous action or reward among the inputs either (those are history too)
+VARIANTS = {"recurrent": [], "memoryless": ["--set", "memoryless=true", "--set", "prev_action=false", "--set",
+                                            "prev_reward=false"]}
 
 
 def command(variant: str, seed: int, args: argparse.Namespace) -> list[str]:

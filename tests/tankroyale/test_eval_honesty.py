@@ -89,3 +89,16 @@ def test_tank_eval_mode_with_a_good_checkpoint_goes_on_to_the_server(tmp_path: P
     assert main(["--eval", "--checkpoint", str(path), "--server", f"ws://127.0.0.1:{port}",
                  "--ingest", f"tcp://127.0.0.1:{free_port()}", "--weights", f"tcp://127.0.0.1:{free_port()}"]) == 1
     assert "no game server answers" in capsys.readouterr().err
+
+
+def test_the_observation_is_as_wide_as_the_form_the_checkpoint_is_played_with(tmp_path: Path) -> None:
+    """observe = "duel" adds five numbers: a checkpoint trained without them cannot play that form, nor one
+    trained with them the basic form; each is told so, naming both widths."""
+    from actor.bots.tankroyale.brain import TankControls, obs_dim
+
+    duel, basic = TankControls(observe="duel"), TankControls(observe="basic")
+    wide = checkpoint(tmp_path / "duel.sacl", obs_dim=obs_dim(duel))
+    narrow = checkpoint(tmp_path / "basic.sacl", obs_dim=obs_dim(basic))
+    assert checkpoint_problem(wide, duel) is None and checkpoint_problem(narrow, basic) is None
+    assert "reads 35 observations, the tank gives 40" in (checkpoint_problem(narrow, duel) or "")
+    assert "reads 40 observations, the tank gives 35" in (checkpoint_problem(wide, basic) or "")
