@@ -287,7 +287,7 @@ def test_the_duel_numbers_show_the_enemys_shots_and_reversals() -> None:
     assert shots >= 5 and reversals >= 5
 
 
-@pytest.mark.parametrize("speed", ["keep", "ahead"])
+@pytest.mark.parametrize("speed", ["keep", "flip", "ahead"])
 def test_keep_turns_back_once_per_decision_where_ahead_reverses_for_good(speed: str) -> None:
     env = TankRoyaleEnv(opponent="SittingDuck", speed=speed, move="orbit", max_turns=400)
     env.reset(seed=0)
@@ -297,4 +297,13 @@ def test_keep_turns_back_once_per_decision_where_ahead_reverses_for_good(speed: 
     for _ in range(3):  # "turn back" held three decisions
         env.step(np.array([-8, 0, 0, 0], np.float32))
         signs.append(math.copysign(1.0, env.turn.bot_states[ME]["speed"]))
-    assert signs == ([-1.0, 1.0, -1.0] if speed == "keep" else [-1.0, -1.0, -1.0])
+    assert signs == ([-1.0, -1.0, -1.0] if speed == "ahead" else [-1.0, 1.0, -1.0])
+
+
+def test_flip_is_full_speed_whatever_the_action() -> None:
+    """The sign says which way and nothing else: a policy torn between the two ways never crawls."""
+    env = TankRoyaleEnv(opponent="SittingDuck", speed="flip", move="orbit", max_turns=400)
+    env.reset(seed=0)
+    for a in (0.5, 3.0, 8.0, -0.5, -8.0, 0.0):
+        env.step(np.array([a, 0, 0, 0], np.float32))
+        assert abs(env.brain.orders(np.array([a, 0, 0, 0], np.float32)).target_speed) == 8.0

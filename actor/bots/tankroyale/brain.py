@@ -110,8 +110,10 @@ class TankControls:
                                                           "keep: the same offset back from full speed the way the "
                                                           "tank was going when the decision began (0 and above: go "
                                                           "on, -8: turn back), so a reversal is one value whichever "
-                                                          "way it goes; target: the target speed itself (the first "
-                                                          "form)"})
+                                                          "way it goes; flip: full speed always, the sign says which "
+                                                          "way (0 and above: go on the way the tank was going, below "
+                                                          "0: turn back), so no action is a crawl; target: the target "
+                                                          "speed itself (the first form)"})
     repeat: int = field(default=8, metadata={"help": "turns per decision: an action is held this many turns (aim and "
                                                      "radar still follow the enemy every turn), its rewards summed"})
     observe: str = field(default="basic", metadata={"help": "basic: the 35 numbers; duel: five more about the "
@@ -130,7 +132,8 @@ class TankControls:
               "must be bearing, gf, lead, path or rate")
         check(self.radar in ("lock", "spin"), "radar", self.radar, "must be lock or spin")
         check(self.move in ("bearing", "orbit", "rate"), "move", self.move, "must be bearing, orbit or rate")
-        check(self.speed in ("ahead", "keep", "target"), "speed", self.speed, "must be ahead, keep or target")
+        check(self.speed in ("ahead", "flip", "keep", "target"), "speed", self.speed,
+              "must be ahead, flip, keep or target")
         check(1 <= self.repeat <= 30, "repeat", self.repeat, "must be 1..30 turns")
         check(self.observe in ("basic", "duel"), "observe", self.observe, "must be basic or duel")
 
@@ -402,6 +405,8 @@ class TankBrain:
         s, c = self.me, self.controls
         if c.speed in ("ahead", "keep"):
             speed = min(MAX_SPEED, MAX_SPEED + 2.0 * speed) * (self.going if c.speed == "keep" else 1.0)
+        elif c.speed == "flip":
+            speed = MAX_SPEED * self.going * (1.0 if speed >= 0 else -1.0)
         if s is None:  # nothing observed yet: the first form's orders
             return Orders(speed, turn, R.limit_gun_turn_rate(aim), MAX_RADAR_TURN, power, False)
         target = self._target(s)
