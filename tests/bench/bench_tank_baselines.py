@@ -80,6 +80,27 @@ def constant(action: tuple[float, ...], opponent: str, rounds: int, env: dict[st
     return {"won": won / rounds, "destroyed": destroyed / rounds, "hit_rate": hits / shots if shots else 0.0}
 
 
+def dodging(opponent: str, rounds: int, env: dict[str, Any]) -> dict[str, float]:
+    """A hand-written policy in our tank's own form, for reference: full speed, turning back on every shot the
+    enemy is seen to fire (the duel numbers' shot age), head-on aim, power 2. What a form that lets a reversal
+    be timed makes possible; not a baseline tank-eval plays (it reads the state, as a learned policy does)."""
+    e = TankRoyaleEnv(opponent=opponent, max_turns=1500, **(env | {"observe": "duel", "react": "true"}))
+    won = destroyed = shots = hits = 0
+    for k in range(rounds):
+        e.reset(seed=int(np.random.default_rng([SEED, k]).integers(2**31 - 1)))
+        turn_back = False
+        while True:
+            _, _, terminated, truncated, info = e.step(np.array([-8.0 if turn_back else 8.0, 0, 0, 2], np.float32))
+            if terminated or truncated:
+                break
+            turn_back = e.brain.shot_turn == info["turn"]  # the decision was cut short by its shot
+        won += info["won"]
+        destroyed += info["won"] and info["tally"]["destroyed"] > 0
+        shots += info["tally"]["shots"]
+        hits += info["tally"]["hits"]
+    return {"won": won / rounds, "destroyed": destroyed / rounds, "hit_rate": hits / shots if shots else 0.0}
+
+
 def grid_actions() -> list[tuple[float, ...]]:
     """Speeds (full ahead, half, stop, full reverse), body turns (broadside, 45 toward, 45 away), aims
     (the ends and the middle of the range) at power 2: 36 actions."""
@@ -94,6 +115,8 @@ def main() -> None:
     ap.add_argument("--action", action="append", default=[], help="a constant action A,B,C,D; repeatable")
     ap.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="a TankRoyale-v0 form kwarg")
     ap.add_argument("--grid", action="store_true", help="play the grid on the training opponents; name the best")
+    ap.add_argument("--dodging", action="store_true", help="also the hand-written dodging policy (speed = keep or "
+                    "flip: turns back on every shot it sees)")
     args = ap.parse_args()
     env = {k: v for k, _, v in (p.partition("=") for p in args.env)}
     opponents = args.opponents.split(",") if args.opponents else list(pool("training") + pool("held_out"))
@@ -118,6 +141,10 @@ def main() -> None:
             got = constant(action, o, args.rounds, env)
             row.append(f"{action} {got['destroyed']:.2f} (hit {got['hit_rate']:.2f})")
             out[f"destroyed_{'_'.join(f'{v:g}' for v in action)}_{o.lower()}"] = got["destroyed"]
+        if args.dodging:
+            got = dodging(o, args.rounds, env)
+            row.append(f"dodging {got['destroyed']:.2f} (hit {got['hit_rate']:.2f})")
+            out[f"destroyed_dodging_{o.lower()}"] = got["destroyed"]
         print("  ".join(row), flush=True)
     print(json.dumps(out))
 
