@@ -85,6 +85,21 @@ def env_kwargs(pairs: list[str]) -> dict[str, Any]:
     return out
 
 
+def save(sac: SAC, path: str, steps: int) -> None:
+    """The learner as the learner daemon saves it; its actor in the tank's own action units (the ladder trains in
+    [-1, 1]: the checkpoint's arch carries TankRoyale-v0's bounds, which the actor rescales to)."""
+    from dataclasses import replace
+
+    from actor.bots.tankroyale.brain import ACT_HIGH, ACT_LOW
+    from learner.state import snapshot
+    from protocol.checkpoint import encode_checkpoint, write_atomic
+
+    arch = replace(sac.arch, act_low=tuple(map(float, ACT_LOW)), act_high=tuple(map(float, ACT_HIGH)))
+    meta = {"grad_steps": steps, "version": 1, "arch": arch.to_wire()}
+    write_atomic(Path(path), encode_checkpoint(meta, snapshot(sac)))
+    print(f"saved {path}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rung", default="duck", choices=list(RUNGS))
@@ -95,6 +110,8 @@ def main() -> None:
     ap.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="a TankRoyale-v0 kwarg")
     ap.add_argument("--log-every", type=int, default=5000, help="evaluate along the way every N steps (0: never)")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    ap.add_argument("--save", default="", metavar="PATH", help="write the trained learner as a checkpoint (the "
+                    "learner's format: `saclstm tank-eval --checkpoint PATH` plays it in real battles)")
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -122,6 +139,8 @@ def main() -> None:
                 print("    " + line(o, f), flush=True)
 
     sac = train(ENV, train_kwargs, args.steps, run, args.seed, args.log_every, on_steps=along)
+    if args.save:
+        save(sac, args.save, args.steps)
     final = assess(sac, opponents, kwargs, args.episodes)
     for o, f in final.items():
         print(line(o, f), flush=True)

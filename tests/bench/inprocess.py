@@ -90,7 +90,9 @@ class Bots:
 
     def act(self, sac: SAC, deterministic: bool) -> np.ndarray:
         """Actions in [-1, 1] (as replay and the LSTM's input hold them)."""
-        x = np.concatenate([self.obs, self.prev_a, self.prev_r[:, None]], axis=1)
+        parts = [self.obs] + ([self.prev_a] if sac.arch.prev_action else []) + \
+            ([self.prev_r[:, None]] if sac.arch.prev_reward else [])  # the inputs the arch reads, as on an actor
+        x = np.concatenate(parts, axis=1)
         if sac.arch.memoryless:  # every step from zeros, as the learner trains it (features would not read them)
             self.h, self.c = torch.zeros_like(self.h), torch.zeros_like(self.c)
         with torch.no_grad():
