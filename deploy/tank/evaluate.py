@@ -239,5 +239,6 @@ def headline(args: argparse.Namespace, action: np.ndarray | None) -> str:
     c = controls_of(args.config)
     return (f"{line}; in our tank's place in the same battles, the baselines {FIXED}, {', '.join(BASELINES)}:\n"
             f"  {FIXED} = {describe(action)} (speed, body turn, aim, power) every decision, no network, in the "
-            f"checkpoint's form (aim {c.aim}, radar {c.radar}, move {c.move}, speed {c.speed}, repeat {c.repeat}): "
+            f"checkpoint's form (aim {c.aim}, radar {c.radar}, move {c.move}, speed {c.speed}, repeat {c.repeat}, observe {c.observe}"
+            f"{', react' if c.react else ''}): "
             "what the controls alone win")

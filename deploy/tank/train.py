@@ -47,8 +47,9 @@ class BattleConfig:
     """The [battle] table: who plays, how many rounds, at what pace."""
 
     tanks: int = _f(2, "our tanks, each in an arena of its own (a server and its opponents)")
-    opponents: tuple[str, ...] = _f(("SittingDuck", "SpinBot", "Walls", "RamFire", "Tracker", "TrackFire"),
-                                    "opponents, played in turn, one game each")
+    opponents: tuple[str, ...] = _f(("SittingDuck", "SpinBot", "Walls", "RamFire", "Tracker", "TrackFire", "Oscillator",
+                                     "Dodger", "Orbiter"), "opponents, played in turn, one game each (default: the "
+                                    "opponents' training pool)")
     rounds: int = _f(200, "rounds to play in all, across arenas (0: no round limit); a resumed run counts on")
     minutes: float = _f(0.0, "stop after this many minutes of training, counted across resumes of the run "
                              "(0: no time limit); whichever of rounds and minutes comes first ends the run")

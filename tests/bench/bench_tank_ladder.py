@@ -48,6 +48,7 @@ RUNGS: dict[str, tuple[tuple[str, ...], bool]] = {
     "duckspin": (("SittingDuck", "SpinBot"), True),
     "mixed": (SIX, True),
     "movers": (MOVERS, True),
+    "osc": (("Oscillator",), True),
     "nine": (SIX + MOVERS, True),
 }
 

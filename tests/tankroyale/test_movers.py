@@ -306,3 +306,13 @@ def test_guess_factor_statistics_learn_a_habit_that_head_on_aim_misses() -> None
 
 def test_the_movers_are_movers() -> None:
     assert all(issubclass(OPPONENTS[n], Mover) for n in MOVERS)
+
+
+def test_tank_train_plays_the_training_pool_by_default() -> None:
+    """The pool an opponent declares is where it plays: tank-train's default opponents, in code and in the
+    shipped config, are the training pool, the movers among them."""
+    from deploy.tank.train import TANK_TOML, BattleConfig
+    from protocol.config import read_toml
+
+    assert BattleConfig().opponents == pool("training")
+    assert tuple(read_toml(str(TANK_TOML), "battle")["opponents"]) == pool("training")

@@ -16,7 +16,17 @@ from tests.procs import ROOT
 
 pytest.importorskip("robocode_tank_royale")
 pytestmark = pytest.mark.slow
-REPEAT = TankControls().repeat  # tank.toml plays the default form
+REPEAT = TankControls().repeat
+
+
+def config(tmp: Path) -> Path:
+    """deploy/tank.toml with `react` off: every decision spans REPEAT turns, so the books' step count is known
+    from the rounds' turns (a shot seen would end a decision early)."""
+    text = (ROOT / "deploy" / "tank.toml").read_text()
+    assert "react = true" in text
+    path = tmp / "tank.toml"
+    path.write_text(text.replace("react = true", "react = false"))
+    return path
 
 SMALL = ["--tanks", "1", "--opponents", "SittingDuck,SpinBot", "--rounds-per-game", "1", "--arena-width", "400",
          "--arena-height", "400", "--tps", "-1", "--turn-timeout-ms", "300", "--progress", "false",
@@ -26,7 +36,8 @@ SMALL = ["--tanks", "1", "--opponents", "SittingDuck,SpinBot", "--rounds-per-gam
 
 def train(run_dir: Path, rounds: int) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "deploy", "tank-train", "--run-dir", str(run_dir), "--rounds",
-                           str(rounds), *SMALL], cwd=ROOT, capture_output=True, text=True, timeout=300)
+                           str(rounds), "--config", str(config(run_dir.parent)), *SMALL], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
 
 
 def test_train_plays_its_rounds_checkpoints_resumes_and_evaluates(tmp_path: Path) -> None:
@@ -58,10 +69,11 @@ def test_train_plays_its_rounds_checkpoints_resumes_and_evaluates(tmp_path: Path
     report = tmp_path / "eval.json"
     ev = subprocess.run([sys.executable, "-m", "deploy", "tank-eval", "--checkpoint",
                          str(run / "checkpoints" / "live.sacl"), "--opponent", "SittingDuck", "--rounds", "1",
-                         "--out", str(report)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+                         "--out", str(report), "--config", str(config(tmp_path))], cwd=ROOT, capture_output=True,
+                        text=True, timeout=300)
     assert ev.returncode == 0, ev.stdout + ev.stderr
     results = json.loads(report.read_text())["results"]
-    assert set(results) == {"saclstm-tank", "RandomBot", "HeadOnBot"}
+    assert set(results) == {"saclstm-tank", "constant-action", "RandomBot", "HeadOnBot"}
     for side in results.values():
         assert side["rounds"] == 1 and 0 <= side["ci95"][0] <= side["win_rate"] <= side["ci95"][1] <= 1
 

@@ -112,8 +112,10 @@ class TankControls:
                                                           "on, -8: turn back), so a reversal is one value whichever "
                                                           "way it goes; flip: full speed always, the sign says which "
                                                           "way (0 and above: go on the way the tank was going, below "
-                                                          "0: turn back), so no action is a crawl; target: the target "
-                                                          "speed itself (the first form)"})
+                                                          "0: turn back), so no action is a crawl; time: full speed "
+                                                          "always, and below 0 the action times a turn back within "
+                                                          "the decision (-8: at once, nearer 0: later, 0 and above: "
+                                                          "go on); target: the target speed itself (the first form)"})
     repeat: int = field(default=8, metadata={"help": "turns per decision: an action is held this many turns (aim and "
                                                      "radar still follow the enemy every turn), its rewards summed"})
     observe: str = field(default="basic", metadata={"help": "basic: the 35 numbers; duel: five more about the "
@@ -132,8 +134,8 @@ class TankControls:
               "must be bearing, gf, lead, path or rate")
         check(self.radar in ("lock", "spin"), "radar", self.radar, "must be lock or spin")
         check(self.move in ("bearing", "orbit", "rate"), "move", self.move, "must be bearing, orbit or rate")
-        check(self.speed in ("ahead", "flip", "keep", "target"), "speed", self.speed,
-              "must be ahead, flip, keep or target")
+        check(self.speed in ("ahead", "flip", "keep", "target", "time"), "speed", self.speed,
+              "must be ahead, flip, keep, target or time")
         check(1 <= self.repeat <= 30, "repeat", self.repeat, "must be 1..30 turns")
         check(self.observe in ("basic", "duel"), "observe", self.observe, "must be basic or duel")
 
@@ -399,14 +401,18 @@ class TankBrain:
         power = float(a[3]) if a[3] >= MIN_POWER else 0.0
         return float(a[0]), float(a[1]), float(a[2]), power
 
-    def orders(self, action: np.ndarray) -> Orders:
-        """The intent for `action` from the state last observed: the aim and the radar as TankControls says."""
+    def orders(self, action: np.ndarray, held: int = 0) -> Orders:
+        """The intent for `action` from the state last observed, `held` turns into its decision: the aim and the
+        radar as TankControls says."""
         speed, turn, aim, power = self.commands(action)
         s, c = self.me, self.controls
         if c.speed in ("ahead", "keep"):
             speed = min(MAX_SPEED, MAX_SPEED + 2.0 * speed) * (self.going if c.speed == "keep" else 1.0)
         elif c.speed == "flip":
             speed = MAX_SPEED * self.going * (1.0 if speed >= 0 else -1.0)
+        elif c.speed == "time":  # below 0: turn back that far into the decision (-8 at once, toward 0 at its end)
+            turn_back = speed < 0 and held >= (MAX_SPEED + speed) / MAX_SPEED * c.repeat
+            speed = MAX_SPEED * self.going * (-1.0 if turn_back else 1.0)
         if s is None:  # nothing observed yet: the first form's orders
             return Orders(speed, turn, R.limit_gun_turn_rate(aim), MAX_RADAR_TURN, power, False)
         target = self._target(s)

@@ -126,7 +126,7 @@ class TankRoyaleEnv(gym.Env):
                 action[dim] = value
         self.brain.decide()
         for held in range(1, self.brain.controls.repeat + 1):  # the action held; aim and radar follow the enemy
-            intents = {ME: intent(self.brain.orders(action), self.drive)}
+            intents = {ME: intent(self.brain.orders(action, held - 1), self.drive)}
             if THEM in self.turn.bot_states:
                 intents[THEM] = act_on_turn(self.policy, THEM, self.turn, self.arena)
             self.turn = self.engine.step(intents)

@@ -208,7 +208,7 @@ class SaclstmTank(Bot):
 
     def command(self, action: np.ndarray) -> None:
         """Orders for the next go(): the bot API sends them as this turn's intent."""
-        o = self.brain.orders(action)
+        o = self.brain.orders(action, self.held)
         self.adjust_gun_for_body_turn = self.adjust_radar_for_body_turn = o.independent
         self.adjust_radar_for_gun_turn = o.independent
         self.target_speed, self.turn_rate, self.gun_turn_rate = o.target_speed, o.turn_rate, o.gun_turn_rate
