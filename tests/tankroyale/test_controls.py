@@ -307,3 +307,18 @@ def test_flip_is_full_speed_whatever_the_action() -> None:
     for a in (0.5, 3.0, 8.0, -0.5, -8.0, 0.0):
         env.step(np.array([a, 0, 0, 0], np.float32))
         assert abs(env.brain.orders(np.array([a, 0, 0, 0], np.float32)).target_speed) == 8.0
+
+
+@pytest.mark.parametrize(("action", "turn_back_at"), [(-8.0, 0), (-4.0, 4), (-1.0, 7), (3.0, None)])
+def test_time_turns_back_that_far_into_the_decision(action: float, turn_back_at: int | None) -> None:
+    """speed = time: below 0 the action times a turn back within the decision (-8 at once, -4 half way), full
+    speed either way; 0 and above goes on."""
+    from actor.bots.tankroyale.brain import TankBrain, TankControls
+    from actor.bots.tankroyale.opponents import Me
+
+    brain = TankBrain(controls=TankControls(speed="time", repeat=8))
+    brain.me = Me(400, 300, 100, 0, 0, 0, 8.0, 0)
+    brain.decide()  # going ahead
+    speeds = [brain.orders(np.array([action, 0, 0, 0], np.float32), held).target_speed for held in range(8)]
+    expected = [8.0 if turn_back_at is None or h < turn_back_at else -8.0 for h in range(8)]
+    assert speeds == expected
