@@ -60,6 +60,9 @@ class LearnerConfig:
     capacity: int = _f(1_000_000, "replay capacity in transitions (preallocated)")
     opponent_policy: str = _f("keep", "on a new opponent key: keep the bot's old data, or clear it")
     gamma: float = _f(0.99, "discount")
+    n_step: int = _f(1, "steps of reward summed before the critics' target bootstraps (1: SAC's own target); more "
+                        "carries a reward back to the decision that earned it sooner, uncorrected off-policy as "
+                        "R2D2's n-step returns")
     tau: float = _f(0.005, "Polyak rate for the target critics")
     actor_lr: float = _f(3e-4, "actor learning rate")
     critic_lr: float = _f(1e-3, "critic learning rate")
@@ -131,6 +134,7 @@ class LearnerConfig:
         check(self.opponent_policy in OPPONENT_POLICIES, "opponent_policy", self.opponent_policy,
               f"must be one of {', '.join(OPPONENT_POLICIES)}")
         check(0 < self.gamma <= 1, "gamma", self.gamma, "must be in (0, 1]")
+        check(1 <= self.n_step <= 64, "n_step", self.n_step, "must be 1..64 steps")
         check(0 < self.tau <= 1, "tau", self.tau, "must be in (0, 1]")
         for key in ("actor_lr", "critic_lr", "alpha_lr", "init_alpha", "publish_hz", "republish_s", "dead_after_s"):
             check(getattr(self, key) > 0, key, getattr(self, key), "must be above 0")

@@ -67,6 +67,7 @@ class SACConfig:
     """The update's settings: LearnerConfig's of the same names (`of`), with its defaults."""
 
     gamma: float = _learner("gamma")
+    n_step: int = _learner("n_step")
     tau: float = _learner("tau")
     actor_lr: float = _learner("actor_lr")
     critic_lr: float = _learner("critic_lr")
@@ -110,6 +111,29 @@ def soft_target(reward: torch.Tensor, terminated: torch.Tensor, next_q: torch.Te
     """r + gamma (1 - terminated) (Q'(h', a') - alpha log pi(a'|h')): a terminal state has no future;
     a truncated one (terminated = 0) still bootstraps from its next observation."""
     return reward + gamma * (1.0 - terminated) * (next_q - alpha * next_log_pi)
+
+
+def n_step_target(reward: torch.Tensor, terminated: torch.Tensor, mask: torch.Tensor, value: torch.Tensor,
+                  gamma: float, n: int) -> torch.Tensor:
+    """The n-step soft target of every step t of a chunk ([T, B] each; value[t] the soft value of the state after
+    step t): the rewards of steps t .. t+m-1, then gamma^m value[t+m-1], where m is n or less: a terminal step
+    ends the sum with no bootstrap, and the chunk's last valid step (the mask's end) bootstraps from its own
+    value. n = 1 is soft_target exactly. Why: a reward that lands a few decisions after the action that earned
+    it (a dodge, and the hit it avoids) reaches that action's target in one update instead of n."""
+    T = reward.shape[0]
+
+    def ahead(x: torch.Tensor, k: int) -> torch.Tensor:  # x[t + k], zero past the chunk
+        return x if k == 0 else torch.cat([x[k:], torch.zeros_like(x[:k])]) if k < T else torch.zeros_like(x)
+
+    target, open_, disc = torch.zeros_like(reward), torch.ones_like(reward), 1.0
+    for k in range(n):
+        term, nxt_valid = ahead(terminated, k), ahead(mask, k + 1)
+        target = target + open_ * disc * ahead(reward, k)
+        last = torch.ones_like(reward) if k == n - 1 else (nxt_valid == 0).to(reward.dtype)
+        target = target + open_ * (1.0 - term) * last * disc * gamma * ahead(value, k)
+        open_ = open_ * (1.0 - term) * (1.0 - last)
+        disc *= gamma
+    return target
 
 
 def time_major(t: torch.Tensor) -> torch.Tensor:
@@ -253,7 +277,11 @@ class SAC:
                     next_hs = self._histories(self._target_nets, x, target_states)
                 next_terms = self._terms(self._target_nets, next_hs)
                 next_q = torch.min(*[t.q_from(term[1:], pi[1:]) for t, term in zip(self._target_nets, next_terms)])
-                target = soft_target(reward, terminated, next_q.float(), log_pi[1:].float(), alpha, cfg.gamma)
+                if cfg.n_step == 1:
+                    target = soft_target(reward, terminated, next_q.float(), log_pi[1:].float(), alpha, cfg.gamma)
+                else:
+                    value = next_q.float() - alpha * log_pi[1:].float()
+                    target = n_step_target(reward, terminated, mask, value, cfg.gamma, cfg.n_step)
             # Critic loss on the replayed actions; padding and burn-in masked out.
             terms = [term[:-1] for term in self._terms(self._critic_nets, hs)]
             q_values = [c.q_from(term, action).float() for c, term in zip(self._critic_nets, terms)]
