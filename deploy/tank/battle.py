@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -98,17 +99,50 @@ def wilson(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return max(0.0, (centre - half) / (1 + z * z / n)), min(1.0, (centre + half) / (1 + z * z / n))
 
 
+def rotation_start(arena: int, arenas: int, opponents: int) -> int:
+    """Where arena `arena` of `arenas` starts in a list of `opponents`: spread evenly over it (arena i at
+    i * opponents // arenas), so that arenas playing game for game never face the same opponent at once while
+    there are at least as many opponents as arenas."""
+    return arena * opponents // arenas
+
+
+def rotation(start: int, game: int, opponents: int) -> int:
+    """The index of the opponent of an arena's game number `game`: the list in turn from `start`. Game numbers
+    count across the pieces of a run, so a resumed arena goes on in the list where it stopped."""
+    return (start + game) % opponents
+
+
+def next_games(rows: Iterable[dict[str, Any]], arenas: int) -> list[int]:
+    """Per arena, the number of its next game: one past the highest game its logged rounds name (RoundLog's
+    rows), 0 for an arena with none. A game cut before its first round ended left no row: it is played again."""
+    nxt = [0] * arenas
+    for r in rows:
+        arena, game = r.get("arena"), r.get("game")
+        if isinstance(arena, int) and isinstance(game, int) and 0 <= arena < arenas:
+            nxt[arena] = max(nxt[arena], game + 1)
+    return nxt
+
+
+def game_seed(seed: int, arena: int, game: int) -> int:
+    """The server seed (start positions) of an arena's game number `game`. Our server plays game k of its own
+    run with its seed + k: an arena's server starts at the seed of the first game it plays."""
+    return seed + 1000 * arena + game
+
+
 class Arena:
     """Games back to back between `ours` and each opponent in turn, on one server; runs on its own thread."""
 
     def __init__(self, index: int, url: str, secret: str | None, ours: str, opponents: list[str], setup: Setup,
                  more: Callable[[], bool], on_round: Callable[[RoundRecord], None], join_timeout: float = 60.0,
-                 replay: Path | None = None) -> None:
+                 replay: Path | None = None, first_game: int = 0, start: int = 0) -> None:
         """`more()` is asked before each game (the budget may be shared between arenas). `replay`: a folder
-        for a replay page of every round played (round-001.html, ...; actor/bots/tankroyale/replay.py)."""
+        for a replay page of every round played (round-001.html, ...; actor/bots/tankroyale/replay.py).
+        `first_game`: the number of the first game played here (a resumed run's arena goes on from its log);
+        game g is against opponents[rotation(start, g, len(opponents))]."""
         self.index, self.url, self.secret, self.ours = index, url, secret, ours
         self.opponents, self.setup, self.more, self.on_round = opponents, setup, more, on_round
         self.join_timeout, self.replay = join_timeout, replay
+        self.first_game, self.start_at = first_game, start
         self.replays: list[Path] = []  # the pages written
         self.stopping = threading.Event()
         self.error: str | None = None
@@ -140,12 +174,12 @@ class Arena:
     def _run(self) -> None:
         try:
             self._ctl = self._connect()
-            game = 0
+            game = self.first_game
             while not self.stopping.is_set() and self.more():
-                opponent = self.opponents[game % len(self.opponents)]
+                opponent = self.opponents[rotation(self.start_at, game, len(self.opponents))]
                 self._play(game, opponent)
                 game += 1
-                self.games_played = game
+                self.games_played = game - self.first_game
         except (ControllerError, TimeoutError, OSError) as exc:
             if not self.stopping.is_set():
                 self.error = f"arena {self.index}: {exc}"
@@ -216,12 +250,30 @@ class RoundLog:
         self.lock = threading.Lock()
         self.rounds: list[dict[str, Any]] = []
         if path.exists():
-            for line in path.read_text().splitlines():
+            data = path.read_bytes()
+            for line in data.decode(errors="replace").splitlines():
                 try:
-                    self.rounds.append(json.loads(line))
+                    row = json.loads(line)
                 except json.JSONDecodeError:
                     continue  # a line cut by a crash: the rest still count
+                if isinstance(row, dict):
+                    self.rounds.append(row)
+            self._mend(data)
         self.resumed = len(self.rounds)
+
+    def _mend(self, data: bytes) -> None:
+        """A last line without its newline (a crash mid-write) would swallow the next row appended to it: cut it
+        off when it is torn, end it when it is whole."""
+        if not data or data.endswith(b"\n"):
+            return
+        cut = data.rfind(b"\n") + 1
+        try:
+            json.loads(data[cut:])
+        except ValueError:
+            os.truncate(self.path, cut)
+            return
+        with open(self.path, "ab") as fh:
+            fh.write(b"\n")
 
     def add(self, record: RoundRecord) -> None:
         row = record.__dict__.copy()

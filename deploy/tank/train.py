@@ -32,7 +32,7 @@ from actor.bots.tankroyale.engine import Setup
 from deploy.children import loopback
 from deploy.progress import LiveView
 from deploy.run import Run, front_end, settings
-from deploy.tank.battle import OURS, Arena, RoundLog
+from deploy.tank.battle import OURS, Arena, RoundLog, game_seed, next_games, rotation_start
 from protocol.config import check
 
 TANK_TOML = Path(__file__).resolve().parents[1] / "tank.toml"
@@ -63,7 +63,8 @@ class BattleConfig:
     server_secret: str = _f("", "that server's bot secret")
     controller_secret: str = _f("", "that server's controller secret")
     run_dir: str = _f("", "logs, rounds, checkpoints, curves; empty = runs/tank-<date-time>; an old one resumes")
-    seed: int = _f(0, "seed of the games (arena i plays seeds seed + 1000 i, + 1 per game)")
+    seed: int = _f(0, "seed of the games (arena i's game k, counted across resumes of the run, plays seed "
+                      "seed + 1000 i + k)")
     progress: bool = _f(True, "show a live progress table")
 
     def __post_init__(self) -> None:
@@ -152,6 +153,7 @@ class TankTrainer(Run):
                          directory / "checkpoints" / "live.sacl", start_timeout_s=180.0, stop_timeout_s=180.0)
         self.cfg, self.tank_args = cfg, tank_args
         self.log = RoundLog(self.dir / "rounds.jsonl")
+        self.first_games = next_games(self.log.rounds, cfg.tanks)  # a resumed run goes on from its log
         self.servers: list[Any] = []
         self.arenas: list[Arena] = []
         self._lock = threading.Lock()
@@ -163,7 +165,7 @@ class TankTrainer(Run):
     # -- processes -------------------------------------------------------------------------
 
     def _start_arena(self, i: int) -> Arena:
-        c = self.cfg
+        c, first = self.cfg, self.first_games[i]
         setup = Setup(arena_width=c.arena_width, arena_height=c.arena_height, number_of_rounds=c.rounds_per_game,
                       turn_timeout_us=int(c.turn_timeout_ms * 1000))
         if c.server:
@@ -171,18 +173,20 @@ class TankTrainer(Run):
         else:
             from actor.bots.tankroyale.server import run_server
 
-            server = run_server(tps=self._first_tps(), seed=c.seed + 1000 * i, setup=setup)
+            server = run_server(tps=self._first_tps(), seed=game_seed(c.seed, i, first), setup=setup)
             self.servers.append(server)
             url, secret, ctl_secret = server.url, None, None
         secret_args = ["--server-secret", secret] if secret else []
         self.children.start(f"tank{i}", "deploy", "tank", *self.config_args, "--server", url, *secret_args,
                             "--name", OURS, "--actor-id", f"tank{i}", "--ingest", self.eps["ingest"],
-                            "--weights", self.eps["weights"], "--seed", str(1000 * (i + 1)), "--retry-s", "60",
+                            "--weights", self.eps["weights"], "--seed", str(1000 * (i + 1) + first),
+                            "--retry-s", "60",
                             *self.tank_args)
         for name in c.opponents:
             self.children.start(f"arena{i}-{name}", "actor.bots.tankroyale.opponents", name, "--server", url,
                                 "--seed", str(c.seed + i), *(["--secret", secret] if secret else []))
-        return Arena(i, url, ctl_secret, OURS, list(c.opponents), setup, self._claim_game, self.log.add).start()
+        return Arena(i, url, ctl_secret, OURS, list(c.opponents), setup, self._claim_game, self.log.add,
+                     first_game=first, start=rotation_start(i, c.tanks, len(c.opponents))).start()
 
     def _first_tps(self) -> int:
         return self.cfg.tps if self.cfg.tps != 0 else self.cfg.max_tps
