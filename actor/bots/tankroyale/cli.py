@@ -15,6 +15,7 @@ import os
 import signal
 import socket
 import sys
+import threading
 import time
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
@@ -26,7 +27,8 @@ if TYPE_CHECKING:
     import numpy as np
 
     from actor.bots.tankroyale.baseline import FixedActionClient
-    from actor.bots.tankroyale.brain import TankControls
+    from actor.bots.tankroyale.brain import TankControls, TankRewards
+    from actor.bots.tankroyale.tank import SaclstmTank
     from actor.client import BotClient
 
 
@@ -64,9 +66,9 @@ def main(argv: list[str] | None = None) -> int:
               "them", file=sys.stderr)
         return 2
     try:
+        import actor.bots.tankroyale.tank  # noqa: F401 - the bot API, or the line below
+        import actor.client  # noqa: F401
         from actor.bots.tankroyale.brain import TankControls, TankRewards
-        from actor.bots.tankroyale.tank import SaclstmTank, spec
-        from actor.client import BotClient
 
         rewards = build(TankRewards, read_toml(args.config, "tank"), {})
         controls = build(TankControls, read_toml(args.config, "controls"), {})
@@ -88,41 +90,105 @@ def main(argv: list[str] | None = None) -> int:
         print(f"saclstm tank: {exc}", file=sys.stderr)
         return 2
     logging.basicConfig(level=cfg.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    stop = Stop()  # from here, the first SIGINT or SIGTERM ends the tank the one way below
+    try:
+        code = play(args, cfg, fixed, rewards, controls, stop)
+        stop.closing = True  # a signal from here on waits for the close below, which is bounded
+        stop.close_client()
+        return code
+    except KeyboardInterrupt:
+        stop.stopped(cfg.close_linger_s)
+    return 1  # not reached: stopped() ends the process
+
+
+class Stop:
+    """How `saclstm tank` ends on a signal. The first SIGINT or SIGTERM (Ctrl-C, a launcher stopping us, our
+    lifeline when the launcher died) raises KeyboardInterrupt in the main thread; every later one is counted and
+    does nothing more, so the stop it started runs to its end: the handlers are told to send nothing more, the
+    client flushes and says bye once, one line is logged, and os._exit ends the process (the bot API's socket
+    thread never ends on its own). A watchdog bounds all of it."""
+
+    def __init__(self) -> None:
+        self.signals: list[int] = []
+        self.closing = False  # a stop or the normal end is under way: signals raise nothing more
+        self.tank: SaclstmTank | None = None
+        self.client: BotClient | FixedActionClient | None = None
+        self._closed = False
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, self._signal)
+
+    def _signal(self, signum: int, frame: object) -> None:
+        self.signals.append(signum)
+        if self.closing:
+            return
+        self.closing = True
+        raise KeyboardInterrupt
+
+    def close_client(self) -> None:
+        """Flush and say bye, once: never a second bye on a closed socket."""
+        if self.client is not None and not self._closed:
+            self._closed = True
+            self.client.close()
+
+    def stopped(self, linger_s: float) -> None:
+        """The stop after the first signal; never returns."""
+        self.closing = True
+        watchdog = threading.Timer(linger_s + 5.0, os._exit, (0,))  # whatever hangs below, the process ends
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            if self.tank is not None:
+                self.tank.detach()  # no handler touches the client after this: the main thread closes it
+            self.close_client()
+            log = logging.getLogger("saclstm.tank")
+            why = signal.Signals(self.signals[0]).name if self.signals else "KeyboardInterrupt"
+            extra = len(self.signals) - 1
+            more = f" ({extra} more signal{'s' if extra > 1 else ''} while stopping)" if extra else ""
+            tank, link = self.tank, getattr(self.client, "link", None)
+            played = f": {tank.rounds} rounds, {tank.turns} turns" if tank is not None else " before any game"
+            sent = f", sent {link.sent}, dropped {link.dropped}" if link is not None else ""
+            log.info("tank stopped by %s%s%s%s", why, played, sent, more)
+        except Exception as exc:  # the stop itself failed: still one line, and out
+            print(f"saclstm tank: stopping failed: {exc!r}", file=sys.stderr)
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except Exception:  # noqa: S110 - a closed stream: nothing left to say
+                    pass
+            os._exit(0)
+
+
+def play(args: argparse.Namespace, cfg: ActorConfig, fixed: np.ndarray | None, rewards: TankRewards,
+         controls: TankControls, stop: Stop) -> int:
+    """Connect and play game after game until the server goes away (and, with --retry-s, does not come back)."""
     from robocode_tank_royale.bot_api import BotInfo
 
-    # SIGTERM (a launcher stopping us, or our lifeline when it died) stops us as Ctrl-C does: the finally
-    # below flushes what is buffered and says bye, so the learner's books close.
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
-    client: BotClient | FixedActionClient
+    from actor.bots.tankroyale.tank import SaclstmTank, spec
+    from actor.client import BotClient
+
     if fixed is None:
-        client = BotClient.connect(cfg, args.name, *spec(controls))
+        stop.client = BotClient.connect(cfg, args.name, *spec(controls))
     else:
         from actor.bots.tankroyale.baseline import FixedActionClient, describe
 
         form = " ".join(f"{k}={v}" for k, v in dataclasses.asdict(controls).items())
         logging.getLogger("saclstm.tank").info("playing the constant action %s in the form %s: no network, nothing "
                                                "sent", describe(fixed), form)
-        client = FixedActionClient(fixed)  # no sockets: no learner is needed, and none hears of this tank
+        stop.client = FixedActionClient(fixed)  # no sockets: no learner is needed, and none hears of this tank
+    client = stop.client
     info = BotInfo(name=args.name, version="0.1.0", authors=["saclstm"])
-    try:
-        while True:
-            if not wait_for_server(args.server, args.retry_s):
-                print(f"saclstm tank: no game server answers at {args.server}"
-                      + (f" (waited {args.retry_s:.0f} s)" if args.retry_s else ""), file=sys.stderr)
-                return 1
-            tank = SaclstmTank(client, rewards, info, args.server, args.server_secret, controls=controls)
-            try:
-                tank.start()  # returns when the server closes the connection
-            except KeyboardInterrupt:
-                client.close()  # the last steps and the bye, then out: the bot API's socket thread never ends
-                sys.stderr.flush()
-                os._exit(0)
-            client.end_episode()  # a round cut by the server going away
-            if args.retry_s <= 0:
-                return 0
-            logging.getLogger("saclstm.tank").info("the server went away; waiting up to %.0f s for it", args.retry_s)
-    finally:
-        client.close()
+    while True:
+        if not wait_for_server(args.server, args.retry_s):
+            print(f"saclstm tank: no game server answers at {args.server}"
+                  + (f" (waited {args.retry_s:.0f} s)" if args.retry_s else ""), file=sys.stderr)
+            return 1
+        stop.tank = SaclstmTank(client, rewards, info, args.server, args.server_secret, controls=controls)
+        stop.tank.start()  # returns when the server closes the connection
+        client.end_episode()  # a round cut by the server going away
+        if args.retry_s <= 0:
+            return 0
+        logging.getLogger("saclstm.tank").info("the server went away; waiting up to %.0f s for it", args.retry_s)
 
 
 def constant_action(text: str, controls: TankControls) -> np.ndarray:

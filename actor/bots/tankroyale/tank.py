@@ -13,6 +13,8 @@ A turn the server played without our intent (a SkippedTurnEvent) is not sent as 
 commanded: the client leaves a gap there, and the count is kept.
 The bot API calls round-ended on its socket thread, possibly while the bot thread is still to dispatch
 the round's last turn: the handlers hold one lock, and round-ended plays any queued turn first.
+`detach()` (saclstm tank on a signal) takes that lock too: after it, no handler touches the client, which the
+main thread then closes.
 Everything in a turn is in memory: the client never waits on the network,
 and a turn costs well under the game's turn timeout (tests/bench/bench_tank.py).
 """
@@ -108,6 +110,15 @@ class SaclstmTank(Bot):
         self.pending, self.held = 0.0, 0  # the reward and turns of the decision in progress
         self.turns = self.skipped = self.rounds = 0  # totals over the game, for the tank's report
         self._lock = threading.RLock()  # the bot thread and the socket thread both call handlers
+        self.detached = False  # set by detach(): the handlers leave the client alone
+
+    def detach(self, timeout: float = 2.0) -> None:
+        """From here on no handler uses the client (the main thread is closing it). Waits, up to `timeout`, for
+        a handler that is using it now."""
+        held = self._lock.acquire(timeout=timeout)
+        self.detached = True
+        if held:
+            self._lock.release()
 
     # -- game and round -------------------------------------------------------------------
 
@@ -117,6 +128,8 @@ class SaclstmTank(Bot):
 
     def on_round_started(self, e: RoundStartedEvent) -> None:
         with self._lock:
+            if self.detached:
+                return
             self.brain.new_round()
             self.brain.enemies_left = max(1, self._enemy_count())
             self.prev_obs = self.prev_action = None
@@ -127,6 +140,8 @@ class SaclstmTank(Bot):
 
     def on_round_ended(self, e: RoundEndedEvent) -> None:
         with self._lock:
+            if self.detached:
+                return
             for tick in sorted(self._queued_ticks(), key=lambda t: t.turn_number):
                 self._turn(tick.turn_number, tick.events, tick.bot_state)  # the last turn, not yet dispatched
             self._finish(terminated=False)  # survived to the end of the round: cut, not terminal
@@ -149,11 +164,15 @@ class SaclstmTank(Bot):
 
     def on_tick(self, e: TickEvent) -> None:
         with self._lock:
+            if self.detached:
+                return
             self._turn(e.turn_number, e.events, e.bot_state)
 
     def _critical(self, e: DeathEvent | WonRoundEvent) -> None:
         """Dispatched before its turn's TickEvent: play that turn now, from the TickEvent still queued."""
         with self._lock:
+            if self.detached:
+                return
             tick = next((t for t in self._queued_ticks() if t.turn_number == e.turn_number), None)
             if tick is not None:
                 self._turn(tick.turn_number, tick.events, tick.bot_state)
