@@ -112,9 +112,9 @@ class ActorLink:
         progress, at = self.weights.progress()
         restarted = progress is not None and self._session is not None and progress.session != self._session
         if progress is not None:
-            if progress.session != self._session:
-                self._sent_base = self.sent  # this learner has seen none of what went to the last one
+            # The first session read is no change: what was sent before it went to this learner, and counts.
             if restarted:
+                self._sent_base = self.sent  # this learner has seen none of what went to the last one
                 log.warning("the learner restarted (new session); saying hello again, acting on weights version %s meanwhile",
                             self.version())
             self._session = progress.session

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from learner.replay import MIN_CHUNKS_HELD, OPPONENT_POLICIES, ChunkShape, min_capacity
+from protocol.arch import MAX_WEIGHTS_BYTES, Arch, weights_frame_bytes
 from protocol.config import check
 
 TORSOS = ("separate", "shared")  # the SAC torso layouts; here, not in learner.sac, so config needs no torch
@@ -166,6 +167,15 @@ class LearnerConfig:
             check(len(low) == len(high) and (self.act_dim is None or len(low) == self.act_dim), "act_low", low,
                   "act_low and act_high need act_dim entries each")
             check(all(lo < hi for lo, hi in zip(low, high)), "act_low", low, "each bound must be below act_high's")
+        frame = self.weights_frame_bytes(self.obs_dim or 1, self.act_dim or 1)
+        check(frame <= MAX_WEIGHTS_BYTES, "hidden", self.hidden,
+              f"with fc {self.fc} and dims {dims} the actor's weights frame would be {frame / 2**20:.1f} MiB, over the "
+              f"{MAX_WEIGHTS_BYTES // 2**20} MiB a bot must accept (SPEC.md, Sockets): narrower layers or smaller dims")
+
+    def weights_frame_bytes(self, obs_dim: int, act_dim: int) -> int:
+        """The most bytes a weights frame of this learner's actor for these dims can take (protocol.arch)."""
+        return weights_frame_bytes(Arch(obs_dim, act_dim, self.hidden, self.fc, self.prev_action, self.prev_reward,
+                                        act_low=(-1.0,) * act_dim, act_high=(1.0,) * act_dim))
 
     @cached_property
     def chunks(self) -> ChunkShape:

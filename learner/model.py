@@ -25,6 +25,7 @@ from learner.replay import SequenceReplay
 from learner.sac import SAC, SACConfig
 from learner.state import Carried, restore
 from protocol import Limits
+from protocol.arch import MAX_WEIGHTS_BYTES
 from protocol.checkpoint import CheckpointError
 from protocol.scaling import ActionScale
 
@@ -44,9 +45,11 @@ class Model:
 
 
 def waiting_limits(cfg: LearnerConfig) -> Limits:
-    """What ingest accepts before there is a model: the configured dims, if any."""
+    """What ingest accepts before there is a model: the configured dims, if any, and only a hello whose D and A
+    keep the weights frame within what a bot must accept (SPEC.md, Sockets): the first one builds the model."""
     return Limits(max_message_bytes=cfg.max_message_bytes, obs_dim=cfg.obs_dim, act_dim=cfg.act_dim,
-                  state_dim=cfg.hidden)
+                  state_dim=cfg.hidden,
+                  weights_fit=lambda obs_dim, act_dim: cfg.weights_frame_bytes(obs_dim, act_dim) <= MAX_WEIGHTS_BYTES)
 
 
 def sac_config(cfg: LearnerConfig) -> SACConfig:

@@ -8,8 +8,12 @@ learner/networks.py builds the torch modules to match, and re-exports these name
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
+
+MAX_WEIGHTS_BYTES = 64 * 1024 * 1024
+"""The largest weights frame a learner publishes, and so the largest a bot must accept (SPEC.md, Sockets): a
+learner refuses a network whose frame could be larger (its config at start; a first hello's D and A as too_large)."""
 
 
 @dataclass(frozen=True)
@@ -73,3 +77,30 @@ def actor_layout(arch: Arch) -> list[tuple[str, tuple[int, ...]]]:
             ("lstm.bias_ih_l0", (4 * h,)), ("lstm.bias_hh_l0", (4 * h,)),
             ("fc.weight", (f, h)), ("fc.bias", (f,)), ("mean.weight", (a, f)), ("mean.bias", (a,)),
             ("log_std.weight", (a, f)), ("log_std.bias", (a,))]
+
+
+def params_count(arch: Arch) -> int:
+    """P: the floats in the weights blob (SPEC.md's formula, read off the layout)."""
+    count = 0
+    for _, shape in actor_layout(arch):
+        n = 1
+        for d in shape:
+            n *= d
+        count += n
+    return count
+
+
+def weights_frame_bytes(arch: Arch) -> int:
+    """At least the size of any weights frame a learner publishes for `arch`: the message with an empty blob and
+    every integer at its widest (versions and counts up to 2^53), plus the blob's 4 P bytes and what a larger
+    blob adds to its `bin` and `shape` headers (8 bytes at most). Builds no blob, so a huge P costs nothing.
+    Bounds are float64 on the wire whatever their value (9 bytes each), so any stand-ins of the right count do."""
+    import numpy as np
+
+    from protocol.codec import encode
+    from protocol.messages import Weights
+
+    wide = 2**53 - 1
+    sized = replace(arch, act_low=(-1.0,) * arch.act_dim, act_high=(1.0,) * arch.act_dim)
+    frame = encode(Weights("learner", wide, wide, "0" * 16, sized.to_wire(), np.zeros(0, np.float32), wide, wide))
+    return len(frame) + 4 * params_count(arch) + 8

@@ -54,6 +54,9 @@ class Limits:
     act_low: tuple[float, ...] | None = None
     act_high: tuple[float, ...] | None = None
     """The run's action bounds: actions beyond them by more than ACTION_TOLERANCE are out_of_bounds."""
+    weights_fit: Callable[[int, int], bool] | None = None
+    """While the run's D and A are not known (a learner that takes them from the first hello): whether a network
+    of a hello's D and A keeps its weights frame within MAX_WEIGHTS_BYTES; a hello whose would not is too_large."""
 
     @cached_property
     def action_range(self) -> tuple[np.ndarray, np.ndarray] | None:
@@ -433,6 +436,9 @@ def _check_hello(msg: Hello, limits: Limits) -> None:
     if not (msg.act_low < msg.act_high).all():
         raise ProtocolError("bad_value", "act_low must be below act_high")
     _check_dims(msg.obs_dim, msg.act_dim, limits)
+    if limits.weights_fit is not None and not limits.weights_fit(msg.obs_dim, msg.act_dim):
+        raise ProtocolError("too_large", f"obs_dim {msg.obs_dim}, act_dim {msg.act_dim}: this learner's network "
+                            "for them would publish weights frames over 64 MiB")
 
 
 def _check_experience(msg: Experience, limits: Limits) -> None:

@@ -13,7 +13,7 @@ import numpy as np
 
 PROTOCOL_VERSION = 1
 """The wire version `v`: bumped on any change an old peer could misread; see SPEC.md, Versioning."""
-SPEC_VERSION = "1.3"
+SPEC_VERSION = "1.4"
 """The documented version: minor versions keep `v` and accept what a correct sender of an earlier one sends."""
 
 

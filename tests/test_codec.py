@@ -319,3 +319,17 @@ def test_an_int_where_a_float_belongs_is_accepted() -> None:
     assert decode(frame_of(EpisodeEnd("a", 0, "b", 0, 1.0, 5), **{"return": -3})).ret == -3.0  # type: ignore[union-attr]
     with pytest.raises(ProtocolError, match="bad_type"):
         decode(frame_of(episode=1.0))  # but never a float where an int belongs
+
+
+@pytest.mark.parametrize("dims", [(2, 1, 4, 4), (3, 2, 16, 8), (7, 300, 32, 5)])
+def test_the_weights_frame_bound_is_the_frame_at_its_widest(dims: tuple[int, int, int, int]) -> None:
+    """protocol.arch.weights_frame_bytes, what keeps a learner's weights frames within the 64 MiB a bot must
+    accept: at least the real frame with every integer at its widest, and at most 8 bytes more."""
+    from protocol.arch import Arch, params_count, weights_frame_bytes
+
+    obs_dim, act_dim, hidden, fc = dims
+    arch = Arch(obs_dim, act_dim, hidden, fc, act_low=(-2.5,) * act_dim, act_high=(0.125,) * act_dim)
+    wide = 2**53 - 1
+    params = np.ones(params_count(arch), np.float32)
+    frame = encode(Weights("learner", wide, wide, "0" * 16, arch.to_wire(), params, wide, wide))
+    assert len(frame) <= weights_frame_bytes(arch) <= len(frame) + 8

@@ -146,3 +146,13 @@ def test_every_shipped_config_builds(path: Path) -> None:
     for name, kind in kinds.items():
         if name in tables:
             build(kind, tables[name])
+
+
+def test_a_network_whose_weights_frame_would_pass_64_mib_fails_at_start() -> None:
+    """SPEC.md, Sockets: a bot must accept weights frames up to 64 MiB, so a learner never publishes a larger one.
+    8 H^2 floats alone pass it at hidden 1500; configured dims count too (D = 65536 at hidden 256)."""
+    for kwargs in ({"hidden": 1500}, {"hidden": 256, "obs_dim": 65536, "act_dim": 1}):
+        with pytest.raises(ConfigError, match=r"hidden = .*weights frame would be .* MiB, over the 64 MiB"):
+            LearnerConfig(**kwargs)
+    assert LearnerConfig(hidden=1400).weights_frame_bytes(1, 1) <= 64 * 2**20
+    LearnerConfig(hidden=128, obs_dim=65536, act_dim=1)  # 33 MiB

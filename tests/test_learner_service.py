@@ -111,6 +111,33 @@ def test_decode_of_a_bad_frame_names_a_reason() -> None:
         raise AssertionError("a 5-wide observation passed a 3-wide learner")
 
 
+def test_a_first_hello_whose_network_would_pass_64_mib_is_too_large_and_sets_nothing() -> None:
+    """SPEC.md, hello: a learner that takes D and A from the first hello refuses (too_large, while decoding) one
+    whose network would publish weights frames over 64 MiB, the most a bot must accept: at hidden 256 a D of
+    65536 makes 67 MiB. The run's shapes stay unset, and the next hello that fits sets them."""
+    from learner.config import LearnerConfig
+    from learner.service import Learner
+    from tests.procs import endpoints
+
+    f32 = np.float32
+
+    def hi(seq: int, obs_dim: int) -> bytes:
+        return encode(Hello("wide", seq, "bot", obs_dim, 1, -np.ones(obs_dim, f32), np.ones(obs_dim, f32),
+                            -np.ones(1, f32), np.ones(1, f32)))
+
+    eps = endpoints()
+    learner = Learner(LearnerConfig(ingest=eps["ingest"], weights=eps["weights"], metrics=eps["metrics"], hidden=256,
+                                    fc=16, learning_starts=16, capacity=4096, seq_len=8, overlap=4))
+    try:
+        learner.ingest.handle(hi(0, 65536), learner.version)
+        assert dict(learner.ingest.rejects) == {"too_large": 1} and learner.model is None
+        learner.ingest.handle(hi(1, 2), learner.version)
+        assert dict(learner.ingest.rejects) == {"too_large": 1}
+        assert learner.model is not None and learner.model.sac.arch.obs_dim == 2
+    finally:
+        learner.close()
+
+
 VECTORS = json.loads((Path(__file__).parent / "vectors" / "vectors.json").read_text())["learner"]
 
 

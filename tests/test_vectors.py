@@ -5,16 +5,22 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from actor.config import ActorConfig
+from actor.link import ActorLink
 from actor.policy import LocalPolicy
 from learner.ingest import LEARNER_REASONS
-from protocol import DEFAULT_LIMITS, KINDS, REASONS, Limits, ProtocolError, Weights, decode
+from protocol import DEFAULT_LIMITS, KINDS, REASONS, Limits, Progress, ProtocolError, Weights, decode
 from protocol.codec import MAX_SAFE_INT
+from protocol.flow import WAIT, may_step
 from protocol.messages import PROTOCOL_VERSION
+from tests.procs import endpoints
 from tests.vectors.generate import build, forward
 
 VECTORS = json.loads((Path(__file__).parent / "vectors" / "vectors.json").read_text())
@@ -49,7 +55,10 @@ def test_invalid_vector_gets_its_reason(vector: dict) -> None:
         decode(bytes.fromhex(vector["hex"]))
 
 
-@pytest.mark.parametrize("frame", VECTORS["learner"]["frames"], ids=lambda v: v["name"])
+SEQUENCE_FRAMES = VECTORS["learner"]["frames"] + [f for part in VECTORS["restart"]["learners"] for f in part["frames"]]
+
+
+@pytest.mark.parametrize("frame", SEQUENCE_FRAMES, ids=lambda v: v["name"])
 def test_learner_sequence_frames_decode(frame: dict) -> None:
     """Each frame of the learner sequence decodes, or fails decoding, as its outcome says: a learner reason
     means a valid frame that only the learner's memory rejects."""
@@ -60,16 +69,14 @@ def test_learner_sequence_frames_decode(frame: dict) -> None:
             decode(bytes.fromhex(frame["hex"]), limits_of(VECTORS["learner"]))
 
 
-def test_a_learner_books_each_frame_of_the_sequence_as_the_vector_says() -> None:
+def _replay_through_a_learner(part: dict, run: dict) -> None:
     """Frame by frame, through a real learner's ingest (in process, its sockets bound on loopback): the outcome
     (accepted, or the one reason counted), the steps booked against s1 (received or rejected, including frames
-    that fail decoding: SPEC.md, Accounting), then the totals, lost and late sequence numbers included. The
-    process-level run of the same frames is tests/test_learner_service.py."""
+    that fail decoding: SPEC.md, Accounting), s1's entry in `progress.settled` (None: not listed), then the
+    totals, lost and late sequence numbers included, and the `sent` its books show when the vector gives it."""
     from learner.config import LearnerConfig
     from learner.service import Learner
-    from tests.procs import endpoints
 
-    seq, run = VECTORS["learner"], VECTORS["learner"]["run"]
     eps = endpoints()
     learner = Learner(LearnerConfig(ingest=eps["ingest"], weights=eps["weights"], metrics=eps["metrics"],
                                     obs_dim=run["obs_dim"], act_dim=run["act_dim"], act_low=tuple(run["act_low"]),
@@ -77,22 +84,100 @@ def test_a_learner_books_each_frame_of_the_sequence_as_the_vector_says() -> None
                                     learning_starts=100_000))
     try:
         ingest = learner.ingest
-        for frame in seq["frames"]:
+        for frame in part["frames"]:
             rejects, s1 = dict(ingest.rejects), ingest.senders.get("s1")
             books = (s1.received, s1.rejected) if s1 is not None else (0, 0)
             ingest.handle(bytes.fromhex(frame["hex"]), learner.version)
             counted = {r: n - rejects.get(r, 0) for r, n in ingest.rejects.items() if n != rejects.get(r, 0)}
             assert counted == ({} if frame["outcome"] == "accepted" else {frame["outcome"]: 1}), frame["name"]
-            s1 = ingest.senders["s1"]
-            moved = (s1.received - books[0], s1.rejected - books[1])
+            s1 = ingest.senders.get("s1")
+            moved = (s1.received - books[0], s1.rejected - books[1]) if s1 is not None else (0, 0)
             want = (frame["steps"], 0) if frame["outcome"] == "accepted" else (0, frame["steps"])
             assert moved == want, (frame["name"], moved, want)
-        totals, s1 = seq["totals"], ingest.senders["s1"]
+            assert ingest.settled().get("s1") == frame["settled"], (frame["name"], ingest.settled())
+        totals, s1 = part["totals"], ingest.senders["s1"]
         assert dict(ingest.rejects) == totals["rejects"]
         assert (s1.received, s1.rejected, s1.gaps, s1.lost_msgs, s1.late_msgs) == (
             totals["received"], totals["rejected"], totals["gaps"], totals["lost_msgs"], totals["late_msgs"])
+        if "sent" in totals:
+            assert s1.sent == totals["sent"]
     finally:
         learner.close()
+
+
+def test_a_learner_books_each_frame_of_the_sequence_as_the_vector_says() -> None:
+    """The `learner` sequence (the process-level run of the same frames is tests/test_learner_service.py)."""
+    _replay_through_a_learner(VECTORS["learner"], VECTORS["learner"]["run"])
+
+
+def test_across_a_learner_restart_each_learner_books_what_the_vector_says() -> None:
+    """The `restart` sequence: one learner, then a fresh one (a new session) for the same sender. The second's
+    books start at the first seq it sees and do not hold what went to the first, while the heartbeat's `sent`
+    counts from the sender's start."""
+    restart = VECTORS["restart"]
+    for part in restart["learners"]:
+        _replay_through_a_learner(part, restart["run"])
+    first, second = (part["totals"] for part in restart["learners"])
+    assert first["sent"] == first["received"] + first["rejected"], "one learner that read all: the books close"
+    assert second["sent"] > second["received"] + second["rejected"], "after the restart they cannot"
+
+
+def _flow_entries() -> list[tuple[dict, Progress | None]]:
+    out = []
+    for entry in VECTORS["flow"]["steps"]:
+        msg = decode(bytes.fromhex(entry["progress"])) if entry["progress"] is not None else None
+        assert msg is None or isinstance(msg, Progress)
+        out.append((entry, msg))
+    return out
+
+
+def _may_take(allowed: Callable[[int], bool], cap: int = 10_000) -> int:
+    """How many steps one after another a rule lets a bot take: `allowed(i)` with i taken since it read."""
+    return next(i for i in range(cap + 1) if i == cap or not allowed(i))
+
+
+def test_flow_control_gives_the_steps_the_flow_vector_says() -> None:
+    """SPEC.md's rule (protocol.flow.may_step), fed `taken` as the SPEC counts it: steps sent or buffered since
+    the session last changed (the first session is no change), the dropped ones left out."""
+    flow, taken, session = VECTORS["flow"], 0, None
+    for entry, progress in _flow_entries():
+        if progress is None:
+            got = 0  # no progress read yet: wait
+        else:
+            if session is not None and progress.session != session:
+                taken = 0
+            session = progress.session
+            got = _may_take(lambda i, p=progress, t=taken: may_step(p, flow["sender"], t, i, flow["tolerance"]))
+        assert got == entry["may_take"], entry["name"]
+        taken += entry["then"]["sent"]
+
+
+def test_the_actors_link_gives_the_steps_the_flow_vector_says() -> None:
+    """The same through the actor's own books (actor/link.py): its count of steps sent since the session last
+    changed, with progress read as the weights subscriber hands it over. No learner: its sends are dropped."""
+    flow = VECTORS["flow"]
+    ports = endpoints()
+    cfg = ActorConfig(ingest=ports["ingest"], weights=ports["weights"], actor_id=flow["sender"],
+                      flow="rate-limited", flow_tolerance=flow["tolerance"], heartbeat_s=3600.0,
+                      close_linger_s=0.1)
+    link = ActorLink(cfg)
+    current: list[Progress | None] = [None]
+    link.weights.progress = lambda: (current[0], time.monotonic())  # type: ignore[method-assign]
+    try:
+        for entry, progress in _flow_entries():
+            current[0] = progress
+            link.housekeeping()
+            if progress is None:
+                now = time.monotonic()
+                assert link.pacer.decide(now, None, 0.0, link.sender, 0, 0, cfg.flow_tolerance, now) == WAIT
+                got = 0
+            else:
+                got = _may_take(lambda i, p=progress: link._may_step(p, buffered=i))
+            assert got == entry["may_take"], entry["name"]
+            link.sent += entry["then"]["sent"]
+            link.dropped += entry["then"]["dropped"]
+    finally:
+        link.close()
 
 
 def test_every_learner_integer_fits_a_javascript_number() -> None:

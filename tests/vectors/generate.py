@@ -61,6 +61,11 @@ def valid() -> dict[str, bytes]:
                                               np.full(2, np.inf, f32), np.array([-2], f32), np.array([2], f32))),
         "episode_start_numeric_opponent": _patched(EpisodeStart("nim-bot-1", 2, "tank", 4), opponent=17),
         "episode_start_no_opponent": _patched(EpisodeStart("nim-bot-1", 2, "tank", 4), opponent=None),
+        # an integer opponent is any msgpack integer, read as its decimal text: "-3", "18446744073709551615"
+        "episode_start_negative_opponent": _patched(EpisodeStart("nim-bot-1", 2, "tank", 4), opponent=-3),
+        "episode_start_opponent_2_64_minus_1": _patched(EpisodeStart("nim-bot-1", 2, "tank", 4), opponent=2**64 - 1),
+        # both flags on the last step: accepted, and terminal (no bootstrapping)
+        "experience_terminated_and_truncated": encode(dataclasses.replace(exp, seq=13, truncated=np.array([False, True]))),
         "episode_end_int_return": _patched(EpisodeEnd("nim-bot-1", 9, "tank", 3, 0.0, 2, True), **{"return": -12}),
         "experience_wide_ints_reordered": _reordered(encode(exp)),
     }
@@ -123,6 +128,9 @@ def invalid() -> dict[str, tuple[bytes, str]]:
         "obs_dtype_not_a_string": (mutated(obs={"dtype": 1, "shape": [2, 2], "data": bytes(16)}), "bad_dtype"),
         "obs_short_data": (mutated(obs=_arr("f32", [2, 2], bytes(12))), "bad_shape"),
         "obs_absurd_shape": (mutated(obs=_arr("f32", [2**40, 2], bytes(16))), "bad_shape"),
+        # prod(shape) * itemsize is exact: in 64-bit arithmetic these wrap to the data's length (2^65 + 16, 2^64 + 8)
+        "obs_shape_product_wraps_64_bits": (mutated(obs=_arr("f32", [2**62 + 2, 2], bytes(16))), "bad_shape"),
+        "reward_shape_product_wraps_64_bits": (mutated(reward=_arr("f32", [2**62 + 2], bytes(8))), "bad_shape"),
         "action_rows_differ": (mutated(action=_arr("f32", [3, 1], bytes(12))), "bad_shape"),
         "obs_nan": (mutated(obs=_arr("f32", [2, 2], nan)), "non_finite"),
         "reward_inf": (mutated(reward=_arr("f32", [2], np.array([np.inf, 0], np.float32).tobytes())), "non_finite"),
@@ -178,6 +186,11 @@ def invalid() -> dict[str, tuple[bytes, str]]:
                                                        per_sender={"s" * 257: 1}), "too_large"),
         "progress_per_sender_not_a_map": (_patched(Progress("learner", 6, 1000, 900, 1.0, 100, 4, 1),
                                                    per_sender=[["s1", 1]]), "bad_type"),
+        # entries are checked in the order they are encoded, each key then its value: the first faulty one decides
+        "progress_per_sender_bad_value_first": (_patched(Progress("learner", 6, 1000, 900, 1.0, 100, 4, 1),
+                                                         per_sender={"a": -1, "s" * 257: 1}), "bad_value"),
+        "progress_per_sender_long_key_first": (_patched(Progress("learner", 6, 1000, 900, 1.0, 100, 4, 1),
+                                                        per_sender={"s" * 257: 1, "a": -1}), "too_large"),
     }
 
 
@@ -249,9 +262,10 @@ def learner_frames() -> list[tuple[str, bytes, str]]:
         return encode(Experience(sender, seq, bot, episode, t0, 0, np.full((2, 2), 0.5, f32), np.zeros((2, 1), f32),
                                  np.ones(2, f32), np.full((2, 2), 0.5, f32), np.zeros(2, bool), np.zeros(2, bool)))
 
-    def hi(seq: int, bot: str, low: float = -2.0, evaluating: bool = False, sender: str = "s1") -> bytes:
-        return encode(Hello(sender, seq, bot, 2, 1, -np.ones(2, f32), np.ones(2, f32), low * one, 2 * one,
-                            "vectors", evaluating))
+    def hi(seq: int, bot: str, low: float = -2.0, evaluating: bool = False, sender: str = "s1",
+           obs_dim: int = 2) -> bytes:
+        return encode(Hello(sender, seq, bot, obs_dim, 1, -np.ones(obs_dim, f32), np.ones(obs_dim, f32), low * one,
+                            2 * one, "vectors", evaluating))
 
     learner_only = msgpack.unpackb(valid()["progress"])
     return [
@@ -290,7 +304,44 @@ def learner_frames() -> list[tuple[str, bytes, str]]:
         ("refused_new_session_hello", hi(0, "tank", low=-1.0), "bounds_mismatch"),
         ("episode_0_again_after_refused_hello", batch(1, "tank", 0, 0), "accepted"),
         ("late_heartbeat", encode(Heartbeat("s1", 1, 4, 0, 16, 0)), "accepted"),
+        # A hello refused for its D fails decoding: its seq 0 is not seen and starts no session. The stream keeps
+        # its order (episode 0 up to t 2), the last seq stands (1): the restarted bot's episode-0 batch is
+        # out_of_order, and late.
+        ("refused_dims_new_session_hello", hi(0, "tank", obs_dim=3), "dims_mismatch"),
+        ("episode_0_after_refused_dims_hello", batch(1, "tank", 0, 0), "out_of_order"),
+        # bye takes s1 out of `settled`; a frame that fails decoding leaves it out (its steps are booked all the
+        # same), and the next frame that decodes brings it back with its books as they were.
+        ("bye", encode(Bye("s1", 2, 30, 0)), "accepted"),
+        ("undecodable_after_bye", _with(batch(3, "tank", 0, 2), future=msgpack.ExtType(7, b"")), "undecodable"),
+        ("heartbeat_after_bye", encode(Heartbeat("s1", 4, 5, 0, 32, 0)), "accepted"),
     ]
+
+
+LEARNER_OUTCOMES = ("accepted", "unknown_sender", "eval_experience", "wrong_direction", "bounds_mismatch",
+                    "out_of_order")
+"""Outcomes of frames that decoded (the learner's own reasons): only these give the learner books on a sender."""
+
+
+def books(frames: list[tuple[str, bytes, str]]) -> list[tuple[int, int | None]]:
+    """Per frame of one sender (s1) to one learner: the steps it books (received when accepted, rejected
+    otherwise; none while the learner has no books on s1: nothing of it decoded yet) and s1's entry in
+    `progress.settled` after it (None: not listed). Listed: the learner has books on s1, s1 trains here (a
+    training bot's hello accepted, or steps booked) and has not said bye since its last frame that decoded."""
+    out: list[tuple[int, int | None]] = []
+    known = trains = said_bye = False
+    total = 0
+    for name, frame, outcome in frames:
+        decoded = outcome in LEARNER_OUTCOMES
+        known = known or decoded
+        steps = booked(name, frame) if known else 0
+        total += steps
+        if decoded:
+            msg = msgpack.unpackb(frame)
+            said_bye = msg["kind"] == "bye"
+            trains = trains or (msg["kind"] == "hello" and outcome == "accepted" and not msg.get("eval", False))
+        trains = trains or total > 0
+        out.append((steps, total if known and trains and not said_bye else None))
+    return out
 
 
 STEPS_BOOKED = {"ext_value_books_its_steps": 2, "repeated_reward_books_the_last": 3, "invalid_utf8_books_nothing": 0}
@@ -306,11 +357,55 @@ def booked(name: str, frame: bytes) -> int:
     return len(m["reward"]["data"]) // 4 if m["kind"] == "experience" else 0
 
 
+def restart_frames() -> list[list[tuple[str, bytes, str]]]:
+    """Sender s1's frames to a learner configured as RUN, then to a fresh one (a restart: a new session)."""
+    f32 = np.float32
+
+    def batch(seq: int, t0: int, action: float = 0.0) -> bytes:
+        return encode(Experience("s1", seq, "tank", 0, t0, 0, np.full((2, 2), 0.5, f32), np.full((2, 1), action, f32),
+                                 np.ones(2, f32), np.full((2, 2), 0.5, f32), np.zeros(2, bool), np.zeros(2, bool)))
+
+    def hi(seq: int) -> bytes:
+        return encode(Hello("s1", seq, "tank", 2, 1, -np.ones(2, f32), np.ones(2, f32), np.full(1, -2, f32),
+                            np.full(1, 2, f32), "vectors"))
+
+    first = [
+        ("hello", hi(0), "accepted"),
+        ("batch", batch(1, 0), "accepted"),
+        ("batch_out_of_bounds", batch(2, 2, action=3.0), "out_of_bounds"),  # a decoding fault: seq 2 is lost
+        ("heartbeat", encode(Heartbeat("s1", 3, 1, 0, 4, 0)), "accepted"),
+        # seq 4, a batch of 2 steps (t0 4), went to this learner and died with it: in no list here
+    ]
+    second = [
+        # The fresh learner has no books on s1: this frame's reason is counted, its 2 steps are booked nowhere,
+        # and its seq is not seen (so it is not lost either).
+        ("undecodable_first", _with(batch(5, 6), future=msgpack.ExtType(7, b"")), "undecodable"),
+        # The first seq this learner sees is 6: nothing before it is lost.
+        ("hello_again_seq_6", hi(6), "accepted"),
+        ("batch_after_restart", batch(7, 8), "accepted"),  # the stream's first batch here, t0 > 0: a gap
+        # sent counts from s1's start: 2 + 2 to the first learner, 2 lost with it, 2 + 2 to this one
+        ("heartbeat", encode(Heartbeat("s1", 8, 2, 0, 10, 0)), "accepted"),
+    ]
+    return [first, second]
+
+
+def replayed(frames: list[tuple[str, bytes, str]], **totals: int) -> dict:
+    """One learner's part of a sequence: each frame with its outcome, the steps it books and s1's `settled`
+    after it; then the totals its books show for s1 (`totals` adds those not worked out from the frames)."""
+    outcomes = [outcome for _, _, outcome in frames]
+    booked_steps = books(frames)
+    return {
+        "frames": [{"name": name, "outcome": outcome, "steps": steps, "settled": settled, "hex": frame.hex()}
+                   for (name, frame, outcome), (steps, settled) in zip(frames, booked_steps)],
+        "totals": {"rejects": {r: outcomes.count(r) for r in sorted(set(outcomes) - {"accepted"})},
+                   "received": sum(n for o, (n, _) in zip(outcomes, booked_steps) if o == "accepted"),
+                   "rejected": sum(n for o, (n, _) in zip(outcomes, booked_steps) if o != "accepted"), **totals},
+    }
+
+
 def build() -> dict:
     run = run_invalid()
-    frames = learner_frames()
-    outcomes = [outcome for _, _, outcome in frames]
-    steps = [(outcome, booked(name, frame)) for name, frame, outcome in frames]
+    first, second = restart_frames()
     return {
         "protocol_version": 1,
         "spec_version": SPEC_VERSION,
@@ -324,19 +419,78 @@ def build() -> dict:
         "learner": {
             "note": "Send these frames in order, from one PUSH socket, to a learner configured as `run` (obs_dim, "
                     "act_dim, act_low, act_high; hidden is H). Each frame's outcome is `accepted` or the reason it "
-                    "is rejected for, and `steps` the experience steps it books against s1 (received when accepted, "
-                    "rejected otherwise); `totals` is what the learner's books then show for sender s1 (frames that "
-                    "fail decoding are lost sequence numbers once a later number arrives, and a hello with seq 0 "
-                    "starts the count again; lost and late counts are kept).",
+                    "is rejected for, `steps` the experience steps it books against s1 (received when accepted, "
+                    "rejected otherwise), and `settled` s1's entry in the learner's `progress.settled` after it "
+                    "(null: s1 is not listed); `totals` is what the learner's books then show for sender s1 (frames "
+                    "that fail decoding are lost sequence numbers once a later number arrives, and a hello with seq "
+                    "0 that decodes starts the count again; lost and late counts are kept).",
             "run": RUN,
-            "frames": [{"name": name, "outcome": outcome, "steps": booked(name, frame), "hex": frame.hex()}
-                       for name, frame, outcome in frames],
-            "totals": {"rejects": {r: outcomes.count(r) for r in sorted(set(outcomes) - {"accepted"})},
-                       "received": sum(n for outcome, n in steps if outcome == "accepted"),
-                       "rejected": sum(n for outcome, n in steps if outcome != "accepted"), "gaps": 2,
-                       "lost_msgs": 5, "late_msgs": 1},
+            **replayed(learner_frames(), gaps=2, lost_msgs=6, late_msgs=2),
         },
+        "restart": {
+            "note": "Sender s1's frames to a learner configured as `run`, then to a fresh learner configured the "
+                    "same (the first one's restart: a new session), in the `learner` format. `totals.sent` is the "
+                    "`sent` of s1's last heartbeat as each learner's books show it: s1's own count since it "
+                    "started, never reset by a learner session, so after the restart sent exceeds received + "
+                    "rejected by what went to the first learner (4 steps read there, 2 lost with it) and the 2 "
+                    "steps of a frame the second rejected before it had books on s1. The first seq each learner "
+                    "sees from s1 starts its count: nothing is lost before it.",
+            "run": RUN,
+            "learners": [replayed(first, gaps=0, lost_msgs=1, late_msgs=0, sent=4),
+                         replayed(second, gaps=1, lost_msgs=0, late_msgs=0, sent=10)],
+        },
+        "flow": flow_vector(),
     }
+
+
+FLOW_NOTE = (
+    "SPEC.md, Flow control, for a rate-limited bot whose sender id is `sender` and whose own tolerance is "
+    "`tolerance`. Go through `steps` in order. Each gives the newest progress frame the bot has read (`progress`, "
+    "hex; null: none yet since it started), then `may_take`: how many steps the bot may take now, one after "
+    "another, before it must wait for a newer progress; then `then`: the steps it took before the next entry, "
+    "`sent` of them sent and `dropped` of them dropped by its own full queue (they are not taken, as they never "
+    "reach the learner). Entry 0's steps were taken when its flow timeout let it go on (no progress yet). The "
+    "session changes at entry 7: taken starts again at 0 there (the first session a bot reads is no change).")
+
+FLOW_SESSIONS = (7001, 7002)
+
+
+def flow_vector() -> dict:
+    """Progress messages and the steps a bot may take after each, worked out by hand from SPEC.md's rule (the
+    reasons in the comments); tests/test_vectors.py checks protocol.flow and the actor's link against them."""
+
+    def progress(session: int, received: int, grad_steps: int, settled: dict[str, int], utd: float = 1.0,
+                 per_sender: dict[str, int] | None = None) -> str:
+        return encode(Progress("learner", 100 + received + grad_steps, received, grad_steps, utd, 100, 4, session,
+                               per_sender if per_sender is not None else settled, settled)).hex()
+
+    one, two = FLOW_SESSIONS
+    steps = [
+        # no progress: wait (the timeout let it take 3, sent)
+        ("before_any_progress", None, 0, 3, 0),
+        # s1's hello not read yet: not listed, wait
+        ("hello_not_read_yet", progress(one, 0, 0, {"s2": 0}), 0, 0, 0),
+        # the first session is no change: taken = 3 from before it; share min(100 + 8 - 0, 8) / 2 = 4: 3 < 4
+        ("first_session_counts_earlier_steps", progress(one, 0, 0, {"s1": 0, "s2": 0}), 1, 1, 0),
+        # 4 taken, 4 settled (2 of them rejected: not in received or per_sender): 0 unsettled < 4, ..., 3 < 4
+        ("rejected_steps_settle", progress(one, 2, 0, {"s1": 4, "s2": 0}, per_sender={"s1": 2, "s2": 0}), 4, 2, 2),
+        # taken 6 (the 2 dropped are not), settled 6: 4 again (counting the dropped, 2 unsettled: 2)
+        ("dropped_steps_are_not_taken", progress(one, 4, 0, {"s1": 6, "s2": 0}), 4, 4, 0),
+        # slack 100 + 0 + 8 - 116 = -8: the learner owes training, nobody steps
+        ("learner_owes_training", progress(one, 116, 0, {"s1": 10, "s2": 106}), 0, 0, 0),
+        # 24 gradient steps: slack 124 + 8 - 116 = 16, share min(16, 8) / 2 = 4
+        ("trained", progress(one, 116, 24, {"s1": 10, "s2": 106}), 4, 4, 0),
+        # a new session: taken 0 again (else 14 unsettled); utd 1/49: 1 / utd = 49.00000000000001, tol
+        # = max(8, ceil(49.00000000000001 - 1e-9)) = 49 (not 50); slack 100 + 49 - 130 = 19, k = 1: 19
+        ("new_session_one_gradient_step_is_49_steps", progress(two, 130, 0, {"s1": 0}, utd=1 / 49), 19, 19, 0),
+        # all 19 settled, received 149: slack 0, wait
+        ("caught_up", progress(two, 149, 0, {"s1": 19}, utd=1 / 49), 0, 0, 0),
+        # received went down (the learner stopped owing 29 steps: a clear emptied its replay): slack 29
+        ("received_goes_down", progress(two, 120, 0, {"s1": 19}, utd=1 / 49), 29, 29, 0),
+    ]
+    return {"note": FLOW_NOTE, "sender": "s1", "tolerance": 8,
+            "steps": [{"name": name, "progress": hexed, "may_take": may, "then": {"sent": sent, "dropped": dropped}}
+                      for name, hexed, may, sent, dropped in steps]}
 
 
 def _arch_of(entries: int) -> dict:
