@@ -7,7 +7,13 @@
     stop     on Ctrl-C or SIGTERM, or when done: the kind's children first (actors flush and say bye),
              the learner last (SIGTERM: its final save). If the launcher itself dies, however, every
              child gets SIGTERM from the kernel (deploy/children.py)
-    summary  the kind's curves and lines, and summary.json, in the run's directory
+    summary  the kind's curves and lines, and summary.json, in the run's directory: always, however the run
+             ended (a learner that never came up, Ctrl-C during start-up included)
+
+The metrics endpoint (the learner's, where `saclstm monitor` watches) is printed at start and kept in
+summary.json (`metrics_endpoint`). Exit status, one rule for every kind (and tank-eval): 0 the run got to its
+end, 1 it failed, 130 it was interrupted (SIGINT or SIGTERM before its end; summary.json says
+`"interrupted": true`). A signal after the outcome is decided (while stopping) changes nothing.
 
 A kind of run is a config and a front end: a subclass that starts its children (`play`), says what is
 wrong (`problem`), what to do between looks (`tick`), when it is done (`done`), how to stop its children
@@ -74,7 +80,9 @@ class Run:
         self.children = Children(self.dir)
         self._health = HealthReader(lambda text: print(text, file=sys.stderr))
         self.watch: HealthWatch | None = None
-        self.stopping = False  # asked to stop (Ctrl-C, SIGTERM) before the run's end
+        self.stopping = False  # the run is stopping: asked to (Ctrl-C, SIGTERM), or at its end
+        self.interrupted = False  # a signal stopped the run before its end: exit 130
+        self.ended = False  # the outcome is decided (done, failed or interrupted): a signal now changes nothing
         self.learner_exit: int | None = None
 
     @property
@@ -115,23 +123,26 @@ class Run:
         signal.signal(signal.SIGINT, lambda *_: self._interrupt())
         signal.signal(signal.SIGTERM, lambda *_: self._interrupt())
         self.watch = HealthWatch(self.eps["metrics"], self._health)
+        print(f"metrics endpoint {self.eps['metrics']} (watch it: saclstm monitor {self.eps['metrics']})",
+              file=sys.stderr)
         ok = False
         try:
             self.children.start("learner", "learner", *self.config_args, "--ingest", self.eps["ingest"],
                                 "--weights", self.eps["weights"], "--metrics", self.eps["metrics"],
                                 "--metrics-path", str(self.metrics_path), "--weights-path", str(self.checkpoint),
                                 *self.learner_args)
-            if not self._await_learner():
-                return 1
-            ok = self.play()
+            if self._await_learner():
+                ok = self.play()
         finally:
+            self.ended = True
             self.shutdown()
             self.watch.close()
-        return self._summary(ok)
+        code = self._summary(ok)  # always written: a failed or interrupted run says so
+        return 130 if self.interrupted else code
 
     def _interrupt(self) -> None:
-        if not self.stopping:
-            self.stopping = True
+        if not self.stopping and not self.ended:
+            self.stopping = self.interrupted = True
             print(f"\n{self.stopping_line}", file=sys.stderr)
 
     def look(self, timeout_ms: int = 250) -> bool:
@@ -172,6 +183,10 @@ class Run:
         self.learner_exit = self.children.stop(["learner"], self.stop_timeout_s).get("learner")
 
     def write_summary(self, lines: list[str], data: dict[str, Any]) -> None:
-        """Print the summary's lines and write summary.json beside the logs."""
+        """Print the summary's lines and write summary.json beside the logs, with what every kind's has: whether a
+        signal stopped the run before its end, and the metrics endpoint it had."""
+        if self.interrupted:
+            lines = [*lines, "interrupted      stopped by Ctrl-C or SIGTERM before its end"]
         print("\n".join(lines))
+        data = {**data, "interrupted": self.interrupted, "metrics_endpoint": self.eps["metrics"]}
         (self.dir / "summary.json").write_text(json.dumps(data, indent=1, default=str))
