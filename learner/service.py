@@ -2,7 +2,7 @@
 
     while running:
         drained = drain ingest (at most max_drain messages)
-        debt += utd_ratio * drained           (once learning_starts steps are in; capped at max_debt)
+        debt += utd_ratio * drained           (once learning_starts steps are in, at a resume too; capped at max_debt)
         take min(debt, max_steps_per_pass) gradient steps, for at most max_pass_s (at least one)
         publish actor weights (versioned, rate-limited) and progress
         write one metrics line if this pass trained; health every second
@@ -138,11 +138,17 @@ class Learner:
     def _forgive_backlog(self) -> None:
         """Steps the last session received but had not yet trained on (its UTD debt) are not owed by this
         one. Rate-limited actors pace themselves on received - grad_steps / utd; left in, that backlog
-        would hold them back for good (nothing else pays it), so progress leaves it out."""
-        forgiven = self.books.resume(self.ingest.received_steps, self.grad_steps)
+        would hold them back for good (nothing else pays it), so progress leaves it out. And learning_starts
+        holds after a resume as at a first start: training waits until the replay (empty, or what the replay
+        file restored) holds that many transitions, the steps that refill it not owed (protocol/flow.py)."""
+        replayed = self.replay.transitions if self.replay is not None else 0
+        forgiven = self.books.resume(self.ingest.received_steps, self.grad_steps, replayed)
         if forgiven:
             log.info("resume: %d steps received before the restart were not trained on; actors' flow control "
                      "starts from here", forgiven)
+        if self.books.waiting:
+            log.info("resume: the replay holds %d transitions; training waits for %d more steps (learning_starts "
+                     "%d)", replayed, self.books.waiting, self.cfg.learning_starts)
 
     def _save_parts(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         assert self.sac is not None

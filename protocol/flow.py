@@ -2,7 +2,9 @@
 
 The learner keeps the books (`LearnerBooks`): what it received, how much of that it owes training at its
 target UTD, and what it trained. It does not owe what it cannot or will not train on: a restarted session's
-untrained backlog, steps that came while its replay held nothing to sample, steps past `max_debt`. Every
+untrained backlog, steps that came while its replay held nothing to sample, steps past `max_debt`. A resumed
+session does not owe the steps that refill its replay to `learning_starts` either (`refill_steps`): as in a
+fresh start, training begins once the replay holds them. Every
 `progress` carries `received` (the owed part), `grad_steps`, and per sender what this session has *settled*
 of that sender's steps (accepted or rejected: a rejected step is as finished as an accepted one).
 
@@ -24,7 +26,7 @@ functions.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from protocol.messages import Progress
 
@@ -38,6 +40,13 @@ def backlog(received: int, learning_starts: int, grad_steps: int, utd: float) ->
     """Steps received beyond what training has used up: after a restart the new learner does not owe them
     (nothing would ever pay them), so its `received` leaves them out."""
     return max(0, int(received - consumed_steps(learning_starts, grad_steps, utd)))
+
+
+def refill_steps(learning_starts: int, replayed: int) -> int:
+    """Steps a resumed learner must receive before it trains: what its replay (`replayed` transitions restored)
+    lacks of learning_starts. Without them its first batches are drawn from the first chunk or two again and
+    again, and the critic fits those few."""
+    return max(0, learning_starts - replayed)
 
 
 def effective_tolerance(tolerance: int, utd: float) -> int:
@@ -80,8 +89,10 @@ def may_step(progress: Progress, sender: str, sent: int, buffered: int, toleranc
 class LearnerBooks:
     """The learner's side: what it received, what of that it owes training, what it trained.
 
-    Invariant past learning_starts: owed_received - consumed = debt / utd (a resume starts it at most one
-    step above 0), so an actor held by the rule always leaves the learner something to train."""
+    Invariant once training may begin (`received` past `starts_at`): owed_received - consumed = debt / utd (a
+    resume starts it at most one step above 0), so an actor held by the rule always leaves the learner something
+    to train. Before it, owed_received - consumed is minus the steps still to come before training, which is
+    the slack that lets actors fill the replay."""
 
     utd: float
     learning_starts: int
@@ -90,20 +101,38 @@ class LearnerBooks:
     grad_steps: int = 0
     debt: float = 0.0  # gradient steps owed
     backlog: int = 0  # received before a restart and never trained on: not owed by this session
+    refill: int = 0  # a resume's steps that refill its replay to learning_starts: not owed, as learning_starts' are
     untrained: float = 0.0  # received past max_debt or while nothing could be sampled: kept, never owed
+    starts_at: int = field(init=False)  # `received` past which steps are owed training (learning_starts at first)
 
-    def resume(self, received: int, grad_steps: int) -> int:
-        """Carry on a checkpoint's counts; its untrained backlog is not owed. Returns the backlog."""
+    def __post_init__(self) -> None:
+        self.starts_at = self.learning_starts
+
+    def resume(self, received: int, grad_steps: int, replayed: int | None = None) -> int:
+        """Carry on a checkpoint's counts; its untrained backlog is not owed. `replayed`: the transitions the
+        resumed replay holds (None: all it received, which trains at once past learning_starts). Training waits
+        until the steps it lacks of learning_starts have come (`refill_steps`), and `owed_received` leaves them
+        out as a fresh start leaves out learning_starts, so the rule's slack lets actors send them. Returns the
+        untrained backlog."""
+        refill = refill_steps(self.learning_starts, received if replayed is None else replayed)
         self.received, self.grad_steps, self.debt = received, grad_steps, 0.0
+        self.starts_at = received + refill
         self.backlog = backlog(received, self.learning_starts, grad_steps, self.utd)
+        # Clamped, as the backlog is: a checkpoint that trained past its steps (utd changed) owes from starts_at on.
+        self.refill = backlog(received + refill, self.learning_starts, grad_steps, self.utd) - self.backlog
         return self.backlog
 
+    @property
+    def waiting(self) -> int:
+        """Steps still to come before any is owed training (learning_starts, or a resume's refill)."""
+        return max(0, self.starts_at - self.received)
+
     def take(self, added: int, trainable: bool) -> None:
-        """`added` steps accepted. Past learning_starts each is owed `utd` gradient steps, unless the learner
-        has nothing it could sample (then none are: actors must not wait on training that cannot happen)
-        or the debt would pass max_debt (the excess is not owed)."""
+        """`added` steps accepted. Past `starts_at` (learning_starts, or a resume's refill) each is owed `utd`
+        gradient steps, unless the learner has nothing it could sample (then none are: actors must not wait on
+        training that cannot happen) or the debt would pass max_debt (the excess is not owed)."""
         before, self.received = self.received, self.received + added
-        counted = max(0, self.received - max(before, self.learning_starts))
+        counted = max(0, self.received - max(before, self.starts_at))
         if not trainable:
             self.untrained += counted
             return
@@ -126,7 +155,7 @@ class LearnerBooks:
     @property
     def owed_received(self) -> int:
         """`progress.received`: steps received less those never owed training."""
-        return self.received - self.backlog - int(self.untrained)
+        return self.received - self.backlog - self.refill - int(self.untrained)
 
 
 STEP, WAIT, SILENT, STANDSTILL = "step", "wait", "silent", "standstill"

@@ -187,7 +187,7 @@ class _Learner:
         self.reset_session()
         if self.session > 1:
             self.books = LearnerBooks(sim.s.utd, sim.s.learning_starts, sim.s.max_debt)
-            self.books.resume(*self.checkpoint)
+            self.books.resume(*self.checkpoint, replayed=0)  # its replay starts empty: learning_starts again
         sim.out.up.append([sim.now, float("inf")])
         self.queue, self.pending = self.pending, []
         self.publish()
