@@ -9,6 +9,9 @@ With save_replay the replay file is also written every replay_save_s while train
 of its own: a learner killed outright then resumes with all but the last few minutes of its experience. A
 resume from an empty replay trains its first thousands of steps on a few thousand fresh transitions, which
 undid much of what a trained tank had learned (docs/tank-learning.md, cause 4).
+
+Each replay write has a temp file of its own, and the newest snapshot wins: a periodic write that outlives the
+final save's join neither writes into the final one's temp file nor renames its older copy over it.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import logging
 import os
 import threading
 import time
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -27,9 +31,26 @@ from learner.config import LearnerConfig
 from learner.replay import SequenceReplay
 from learner.saver import Saver
 from learner.state import fits
-from protocol.checkpoint import CheckpointError, decode_checkpoint, encode_checkpoint, load_newest, write_atomic
+from protocol.checkpoint import (
+    CheckpointError,
+    decode_checkpoint,
+    encode_checkpoint,
+    fsync_dir,
+    load_newest,
+    write_temp,
+)
 
 log = logging.getLogger("saclstm.learner")
+
+
+@dataclass(frozen=True, eq=False)
+class ReplaySnapshot:
+    """A copy of the replay to write; `ticket` orders snapshots as they were taken, so the newest one wins."""
+
+    ticket: int
+    grad_steps: int
+    arrays: dict[str, np.ndarray]
+    transitions: int
 
 
 class Persistence:
@@ -44,6 +65,9 @@ class Persistence:
         self.saver = Saver(target, cfg.keep_checkpoints, cfg.max_checkpoint_bytes)
         self._replay_writer: threading.Thread | None = None
         self._replay_saved_at = time.monotonic()
+        self._replay_tickets = 0  # snapshots taken (learner thread only)
+        self._replay_landed = 0  # ticket of the snapshot now in replay.sacl
+        self._replay_rename = threading.Lock()  # held for the check and the rename only: never across a write
 
     # -- start ----------------------------------------------------------------------------
 
@@ -97,19 +121,45 @@ class Persistence:
         self._replay_saved_at = now
         if self._replay_writer is not None and self._replay_writer.is_alive():
             return
-        arrays, transitions = replay.export(), replay.transitions
-        self._replay_writer = threading.Thread(target=self._write_replay, args=(grad_steps, arrays, transitions),
+        self._replay_writer = threading.Thread(target=self._write_replay, args=(self._snapshot(replay, grad_steps),),
                                                name="saclstm-replay-write", daemon=True)
         self._replay_writer.start()
 
-    def _write_replay(self, grad_steps: int, arrays: dict[str, np.ndarray], transitions: int) -> None:
+    def _snapshot(self, replay: SequenceReplay, grad_steps: int) -> ReplaySnapshot:
+        self._replay_tickets += 1
+        return ReplaySnapshot(self._replay_tickets, grad_steps, replay.export(), replay.transitions)
+
+    def _write_replay(self, snap: ReplaySnapshot) -> None:
+        """Encode and write `snap` to a temp file of its own, then rename it over replay.sacl unless a newer
+        snapshot is there already (a periodic write that finished after the final one)."""
         path, start = self.dir / "replay.sacl", time.monotonic()
         try:
-            write_atomic(path, encode_checkpoint({"game": self.cfg.game, "grad_steps": grad_steps}, arrays))
+            tmp = write_temp(path, encode_checkpoint({"game": self.cfg.game, "grad_steps": snap.grad_steps},
+                                                     snap.arrays))
+            landed = self._land(tmp, path, snap.ticket)
         except OSError as exc:
             log.warning("replay file %s not written: %s", path, exc)
             return
-        log.info("replay: %d transitions written to %s in %.1f s", transitions, path, time.monotonic() - start)
+        if not landed:
+            log.info("replay: a copy of %d transitions not written, a newer one is in %s", snap.transitions, path)
+            return
+        log.info("replay: %d transitions written to %s in %.1f s", snap.transitions, path, time.monotonic() - start)
+
+    def _land(self, tmp: Path, path: Path, ticket: int) -> bool:
+        """Rename `tmp` over `path` if no newer snapshot landed there; else remove it. The lock covers the check
+        and the rename only, so a slow write never holds up another."""
+        try:
+            with self._replay_rename:
+                if ticket < self._replay_landed:
+                    tmp.unlink(missing_ok=True)
+                    return False
+                os.replace(tmp, path)
+                self._replay_landed = ticket
+        except OSError:
+            tmp.unlink(missing_ok=True)
+            raise
+        fsync_dir(path.parent)
+        return True
 
     def final(self, meta: dict[str, Any] | None, tensors: dict[str, np.ndarray] | None,
               replay: SequenceReplay | None) -> None:
@@ -120,5 +170,5 @@ class Persistence:
             if self.saver.final(meta, tensors, timeout=self.cfg.save_timeout_s):
                 log.info("final checkpoint written: %s", self.saver.last_path)
             if self.cfg.save_replay and replay is not None:
-                self._write_replay(int(meta["grad_steps"]), replay.export(), replay.transitions)
+                self._write_replay(self._snapshot(replay, int(meta["grad_steps"])))
         self.saver.close()

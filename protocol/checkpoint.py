@@ -22,6 +22,7 @@ start (`clean_temp`).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import logging
 import os
 import re
@@ -97,15 +98,36 @@ def decode_checkpoint(data: bytes) -> tuple[dict[str, Any], dict[str, np.ndarray
     return meta, tensors
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Temp file in the same directory, fsync, rename over, fsync the directory."""
+_TEMP_IDS = itertools.count()  # next() on a count is atomic under the GIL: threads never draw the same number
+
+
+def write_temp(path: Path, data: bytes) -> Path:
+    """`data` in a temp file beside `path`, fsynced, under a name no other write shares (pid and a per-process
+    count, created exclusively): two writes of one file in flight, a periodic one that outlived its join and
+    the final one, must not truncate or write into each other's temp file. The caller renames it over `path`."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.tmp-{os.getpid()}"
+    while True:
+        tmp = path.parent / f".{path.name}.tmp-{os.getpid()}-{next(_TEMP_IDS)}"
+        try:
+            fh = open(tmp, "xb")  # noqa: SIM115 - closed below
+            break
+        except FileExistsError:
+            continue  # left by a crashed process of the same pid: not ours to remove
     try:
-        with open(tmp, "wb") as fh:
+        with fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return tmp
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Temp file in the same directory (`write_temp`), fsync, rename over, fsync the directory."""
+    tmp = write_temp(path, data)
+    try:
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
