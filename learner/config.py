@@ -57,7 +57,8 @@ class LearnerConfig:
                                        "the learner asks its actors for it (on with memory_horizon)")
     batch_size: int = _f(16, "sequences per gradient step")
     utd_ratio: float = _f(1.0, "gradient steps per transition drained (UTD)")
-    learning_starts: int = _f(1000, "transitions in replay before training begins")
+    learning_starts: int = _f(1000, "transitions in replay before training begins; a resume waits for them too, "
+                                    "from an empty replay or from what save_replay restored")
     capacity: int = _f(1_000_000, "replay capacity in transitions (preallocated)")
     opponent_policy: str = _f("keep", "on a new opponent key: keep the bot's old data, or clear it")
     gamma: float = _f(0.99, "discount")
