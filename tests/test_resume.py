@@ -24,7 +24,7 @@ from learner.persistence import Persistence
 from learner.replay import SequenceReplay, StepBatch
 from protocol import Progress, decode
 from protocol.checkpoint import decode_checkpoint
-from protocol.flow import may_step, slack
+from protocol.flow import LearnerBooks, may_step, slack
 from protocol.sockets import TOPIC_PROGRESS
 from tests.feed import EPISODE, SMALL_LEARNER, Feeder, batch, hello
 from tests.procs import Procs, Watch, endpoints
@@ -33,6 +33,40 @@ STARTS = 256  # learning_starts: 16 batches of 16 steps
 TOLERANCE = 64  # an actor's flow_tolerance (the default)
 LEARNER = (*SMALL_LEARNER, "--learning-starts", str(STARTS), "--utd-ratio", "1")  # the later flag wins
 SENDER = "scripted"
+
+
+# -- the books ------------------------------------------------------------------------------------------------
+
+
+def progress(books: LearnerBooks, taken: int) -> Progress:
+    """What the learner publishes, for one sender whose `taken` steps have all settled."""
+    return Progress("learner", 1, books.owed_received, books.grad_steps, books.utd, books.learning_starts, 1, 1,
+                    {SENDER: taken}, {SENDER: taken})
+
+
+@pytest.mark.parametrize("replayed", [0, 100])
+def test_resumed_books_owe_nothing_until_the_replay_holds_learning_starts(replayed: int) -> None:
+    """Resumed at 5,000 steps received and 4,000 trained (learning_starts 1,000, UTD 1) with `replayed`
+    transitions in the replay: the steps it lacks are not owed and the slack lets an actor send them all; the
+    next is owed, and from there on the books keep flow control's invariant."""
+    books = LearnerBooks(utd=1.0, learning_starts=1000, max_debt=2000)
+    books.resume(received=5000, grad_steps=4000, replayed=replayed)
+    lacking = 1000 - replayed
+    for taken in range(0, lacking, 100):
+        assert may_step(progress(books, taken), SENDER, taken, 0, TOLERANCE), f"held after {taken} of {lacking}"
+        books.take(100, trainable=True)
+    assert books.debt == 0 and slack(progress(books, lacking), TOLERANCE) == TOLERANCE
+    books.take(1, trainable=True)
+    assert books.debt == 1
+    consumed = books.learning_starts + books.grad_steps / books.utd
+    assert books.owed_received - consumed == books.debt / books.utd, "the invariant, once training may begin"
+
+
+def test_resumed_books_with_a_replay_that_holds_learning_starts_owe_at_once() -> None:
+    books = LearnerBooks(utd=2.0, learning_starts=1000, max_debt=2000)
+    assert books.resume(received=5000, grad_steps=6000, replayed=1500) == 1000, "the untrained backlog"
+    books.take(10, trainable=True)
+    assert books.debt == 20 and books.owed_received == 4010
 
 
 # -- a real learner, resumed ------------------------------------------------------------------------------
