@@ -17,6 +17,12 @@ opponent died otherwise, of inactivity or a wall, or the round ended). `--out` w
 actor/bots/tankroyale/replay.py) to watch in a browser. The matchups run side by side, each in an arena
 of its own (our server on a thread, two bot processes). A checkpoint that does not load, or whose actor
 does not fit the tank, stops the command before any battle (actor/bots/tankroyale/fits.py).
+
+The battles' processes log to `--logs DIR`, or to a temp directory that a good evaluation removes. Exit
+status, the rule `saclstm run` and `tank-train` follow: 0 done; 1 failed (an arena that failed: one line with
+the reason and the logs' directory, which is kept); 130 interrupted (SIGINT or SIGTERM: everything it started
+stops, the logs are kept and named; a later signal changes nothing). `--out` is written in every case, with
+`"completed"` and `"interrupted"`.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import shutil
 import signal
 import sys
 import tempfile
@@ -42,6 +49,14 @@ from deploy.tank.battle import OURS, Arena, RoundRecord, fight_stats, wilson
 
 FIXED = "constant-action"  # the constant action of our tank's form, in our tank's place (its name in the game)
 BASELINES = ("HeadOnBot", "RandomBot")  # scripted, in our tank's place
+
+
+class EvalFailed(RuntimeError):
+    """An arena that failed (or did not finish in time): the reason, in one line, and the log to read."""
+
+    def __init__(self, reason: str, log: Path) -> None:
+        super().__init__(reason)
+        self.log = log
 
 
 def summarise(records: list[RoundRecord]) -> dict[str, Any]:
@@ -105,12 +120,14 @@ def evaluate(checkpoint: str | None, opponent: str, rounds: int, seed: int = 0, 
     """Win rates of our tank (and the baselines) against `opponent`; {side: summary}. Stops everything it starts.
     `replay`: a folder for a page per round our tank played; `config`: the TOML the tanks read [controls] from;
     `fixed_action`: the constant-action side's action (default: its form's, constant_action; ValueError when
-    the form has none)."""
+    the form has none). `log_dir`: where the bot processes log; without one, a temp directory removed when the
+    evaluation ends well. EvalFailed (the reason in one line, and the log to read) when an arena fails."""
     from actor.bots.tankroyale.server import run_server
 
     action = None
     if baselines:  # resolved before anything starts: a form with no constant action stops here
         action = np.asarray(fixed_action, np.float32) if fixed_action is not None else constant_action(config)
+    temporary = log_dir is None
     log_dir = log_dir or Path(tempfile.mkdtemp(prefix="tank-eval-"))
     log_dir.mkdir(parents=True, exist_ok=True)
     children = Children(log_dir)
@@ -146,14 +163,21 @@ def evaluate(checkpoint: str | None, opponent: str, rounds: int, seed: int = 0, 
         deadline = time.monotonic() + timeout_s
         for arena in arenas:
             arena.join(max(0.0, deadline - time.monotonic()))
+            side = sides[arena.index]
             if arena.error:
-                raise RuntimeError(f"{arena.error}\n{children.tail(sides[arena.index])}")
+                reason = (arena.error.strip().splitlines() or ["failed"])[0]
+                raise EvalFailed(f"{side}'s {reason}", log_dir / f"{side}.log")
+            if arena.alive:
+                raise EvalFailed(f"{side}'s arena {arena.index}: not done within {timeout_s:.0f} s",
+                                 log_dir / f"{side}.log")
     finally:
         for arena in arenas:
             arena.stop()
         children.stop(timeout=20)
         for server in servers:
             server.close()
+    if temporary:
+        shutil.rmtree(log_dir, ignore_errors=True)  # ended well: nothing to read there
     return {side: summarise(records[side]) for side in sides}
 
 
@@ -179,6 +203,8 @@ def parser() -> argparse.ArgumentParser:
                    "deploy/tank.toml uses)")
     p.add_argument("--replay", metavar="DIR", help="write each round our tank played as a page to watch in a "
                    "browser: DIR/round-001.html, ...")
+    p.add_argument("--logs", metavar="DIR", help="keep the battles' logs (each bot process's) here; default: a temp "
+                   "directory, removed when the evaluation ends well, named when it fails or is stopped")
     return p
 
 
@@ -188,14 +214,23 @@ def main(argv: list[str] | None = None) -> int:
         print(f"saclstm tank-eval: {problem}", file=sys.stderr)
         return 2
     action = None if args.no_baselines else constant_action(args.config, args.fixed_action)
-    signal.signal(signal.SIGTERM, signal.default_int_handler)  # stopped as Ctrl-C stops it: everything it started ends
+    logs = Path(args.logs) if args.logs else Path(tempfile.mkdtemp(prefix="tank-eval-"))
+    for sig in (signal.SIGINT, signal.SIGTERM):  # stopped as Ctrl-C stops it: everything it started ends
+        signal.signal(sig, _interrupt)
     try:
         results = evaluate(args.checkpoint, args.opponent, args.rounds, args.seed, not args.no_baselines, args.tps,
-                           replay=Path(args.replay) if args.replay else None, config=args.config,
+                           log_dir=logs, replay=Path(args.replay) if args.replay else None, config=args.config,
                            fixed_action=None if action is None else action.tolist())
     except KeyboardInterrupt:
-        print("saclstm tank-eval: stopped", file=sys.stderr)
+        write_out(args, action, {}, logs, interrupted=True)
+        print(f"saclstm tank-eval: stopped; the battles' logs are in {logs}", file=sys.stderr)
         return 130
+    except EvalFailed as exc:
+        write_out(args, action, {}, logs, error=str(exc))
+        print(f"saclstm tank-eval: {exc} (see {exc.log}; the battles' logs are in {logs})", file=sys.stderr)
+        return 1
+    if not args.logs:
+        shutil.rmtree(logs, ignore_errors=True)  # a good evaluation leaves nothing behind
     print(headline(args, action))
     for side, r in results.items():
         print(report(side, r))
@@ -204,12 +239,30 @@ def main(argv: list[str] | None = None) -> int:
     if args.replay:
         pages = sorted(Path(args.replay).glob("round-*.html"))
         print(f"replays: {len(pages)} pages in {args.replay}" + (f" ({pages[0].name} ...)" if pages else ""))
-    if args.out:
-        played = {} if action is None else {"fixed_action": [round(float(v), 6) for v in action],
-                                            "controls": dataclasses.asdict(controls_of(args.config))}
-        Path(args.out).write_text(json.dumps({"opponent": args.opponent, "rounds": args.rounds, "seed": args.seed,
-                                              "checkpoint": args.checkpoint, **played, "results": results}, indent=1))
+    write_out(args, action, results, Path(args.logs) if args.logs else None)
     return 0
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    """The first SIGINT or SIGTERM stops the evaluation (KeyboardInterrupt); later ones are ignored, so that the
+    stop (everything it started, then --out) runs to its end."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
+def write_out(args: argparse.Namespace, action: np.ndarray | None, results: dict[str, dict[str, Any]],
+              logs: Path | None, interrupted: bool = False, error: str | None = None) -> None:
+    """--out, however the evaluation ended: the results (none unless it completed), and how it ended."""
+    if not args.out:
+        return
+    played = {} if action is None else {"fixed_action": [round(float(v), 6) for v in action],
+                                        "controls": dataclasses.asdict(controls_of(args.config))}
+    done = not interrupted and error is None
+    Path(args.out).write_text(json.dumps({"opponent": args.opponent, "rounds": args.rounds, "seed": args.seed,
+                                          "checkpoint": args.checkpoint, **played, "results": results,
+                                          "completed": done, "interrupted": interrupted, "error": error,
+                                          "logs": str(logs) if logs is not None else None}, indent=1))
 
 
 def start_problem(args: argparse.Namespace) -> str | None:
