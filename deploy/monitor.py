@@ -23,7 +23,7 @@ def _table(h: Health) -> Any:
                  f"ingest {h.ingest_tps:,.0f}/s", f"return {ret:.1f}" if ret is not None else "return -")
     # What flow control holds: the achieved UTD of the last ~2,000 steps against the target, and what it cost the
     # rate-limited actors (seconds held back, all together).
-    head.add_row(f"UTD last {h.utd_window_steps:,} steps {h.utd_window:.2f} / {h.utd_target:g}",
+    head.add_row(utd_window_cell(h),
                  f"actors held back {h.held_s:,.1f} s", f"debt {h.debt:,.0f}", f"untrained {h.untrained_steps:,}")
     saver = h.saver
     head.add_row(f"replay {h.replay.transitions:,}/{h.replay.capacity:,}", f"lag p50 {h.policy_lag.p50:.0f} "
@@ -37,6 +37,17 @@ def _table(h: Health) -> Any:
         actors.add_row(a.sender, state, f"{a.age_s:.1f} s", f"{a.sent:,}", f"{a.received:,}",
                        f"{a.dropped:,}", f"{a.rejected:,}", str(a.episodes), f"{a.held_s:,.1f} s")
     return Group(head, actors)
+
+
+def utd_window_cell(h: Health) -> str:
+    """The windowed UTD, and while the window is not yet what it will be, that it is warming up: no gradient step
+    yet, or fewer steps in it than it will span (learner/metrics.py's UtdWindow starts at training's start)."""
+    from learner.metrics import UTD_WINDOW_STEPS
+
+    if h.utd_window_steps <= 0:
+        return f"UTD window warming up (no training yet) / {h.utd_target:g}"
+    figure = f"UTD last {h.utd_window_steps:,} steps {h.utd_window:.2f} / {h.utd_target:g}"
+    return figure + (" (warming up)" if h.utd_window_steps < UTD_WINDOW_STEPS else "")
 
 
 def parser() -> argparse.ArgumentParser:

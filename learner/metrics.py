@@ -81,21 +81,37 @@ class Rate:
         return (total - n0) / (now - t0) if now > t0 else 0.0
 
 
-class UtdWindow:
-    """Achieved UTD over the last `steps` env steps past learning_starts: the figure flow control holds to its
-    target (SPEC.md, Flow control), where the run's whole-life `utd_achieved` hides what happens now."""
+UTD_WINDOW_STEPS = 2000  # env steps the UTD window spans once full (health's utd_window_steps, about this)
 
-    def __init__(self, learning_starts: int, steps: int = 2000) -> None:
+
+class UtdWindow:
+    """Achieved UTD over the last `steps` env steps of training: the figure flow control holds to its target
+    (SPEC.md, Flow control), where the run's whole-life `utd_achieved` hides what happens now.
+
+    The window starts where training did: at the last count before the first gradient step past
+    learning_starts, so the stretch in which the learner had not begun (its first pass still to come) does not
+    read as a learner behind its target while the window fills (it used to: 0.07-0.85 for the first few hundred
+    steps). Until that first step the figure is (0.0, 0): warming up. Once training has begun, a stall counts."""
+
+    def __init__(self, learning_starts: int, steps: int = UTD_WINDOW_STEPS) -> None:
         self.start, self.steps = learning_starts, steps
         self.points: deque[tuple[int, int]] = deque()
+        self.training = False  # a gradient step came after the window's first point
 
     def add(self, received: int, grad_steps: int) -> tuple[float, int]:
         """Note the counts now; (gradient steps per env step, env steps) over the shortest stretch back that
-        spans `steps` env steps, or over all there is."""
+        spans `steps` env steps, or over all there is since training began; (0.0, 0) before it began."""
         if received < self.start:
             return 0.0, 0
         if self.points and (received < self.points[-1][0] or grad_steps < self.points[-1][1]):
             self.points.clear()  # counts went back: not one run of them
+            self.training = False
+        if not self.training:
+            if not self.points or grad_steps == self.points[0][1]:
+                self.points.clear()
+                self.points.append((received, grad_steps))  # the newest count before training: where it starts
+                return 0.0, 0
+            self.training = True
         self.points.append((received, grad_steps))
         while len(self.points) > 2 and received - self.points[1][0] >= self.steps:
             self.points.popleft()
