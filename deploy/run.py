@@ -40,17 +40,34 @@ from protocol.health import Health, HealthReader
 T = TypeVar("T")
 
 
-def front_end(prog: str, description: str, config_help: str, children: str, table: type) -> argparse.ArgumentParser:
+def front_end(prog: str, description: str, config_help: str, children: str, table: type,
+              default_config: Path | None = None, table_name: str = "") -> argparse.ArgumentParser:
     """The command line every kind of run takes: --config, extra arguments for the learner and for each of its
-    `children` (repeatable), and a flag per key of its own TOML table (`table`, a config class)."""
+    `children` (repeatable), and a flag per key of its own TOML table (`table`, a config class). A kind that
+    reads `default_config` when no --config is given shows, in each flag's help, the value that file's
+    `table_name` table sets: the default that applies."""
     p = argparse.ArgumentParser(prog=prog, description=description)
     p.add_argument("--config", help=config_help)
     p.add_argument("--learner-arg", action="append", default=[], metavar="ARG",
                    help="extra argument for the learner, e.g. --learner-arg=--hidden=128 (repeatable)")
     p.add_argument(f"--{children}-arg", action="append", default=[], metavar="ARG",
                    help=f"extra argument for every {children} (repeatable)")
-    add_flags(p, table)
+    add_flags(p, table, *file_defaults(table, default_config, table_name))
     return p
+
+
+def file_defaults(table: type, path: Path | None, table_name: str) -> tuple[dict[str, Any], str]:
+    """The values `path`'s `table_name` table sets (as the command resolves them, `settings` with no flags), and
+    the file's name for the help; nothing when there is no file or it cannot be read (the command itself then
+    says why, at start)."""
+    if path is None:
+        return {}, ""
+    try:
+        raw = read_toml(path, table_name)
+        cfg: Any = build(table, raw)
+    except (ConfigError, OSError):
+        return {}, ""
+    return {key.replace("-", "_"): getattr(cfg, key.replace("-", "_")) for key in raw}, f"{path.parent.name}/{path.name}"
 
 
 def settings(cls: type[T], args: argparse.Namespace, config: str | None, table: str, prog: str) -> T | None:

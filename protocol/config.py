@@ -130,14 +130,19 @@ def read_toml(path: str | Path | None, table: str) -> dict[str, Any]:
     return section
 
 
-def add_flags(parser: argparse.ArgumentParser, cls: type) -> None:
+def add_flags(parser: argparse.ArgumentParser, cls: type, file_values: Mapping[str, Any] | None = None,
+              file_name: str = "") -> None:
     """One --flag per field, every flag optional (None = not given), help from the field's doc; a retired key's
-    flag is accepted but hidden, so that `build` can say why it went."""
+    flag is accepted but hidden, so that `build` can say why it went. `file_values`: the values a command's
+    default config file (`file_name`) sets, which apply when no --config is given: the help shows those beside
+    the code's own."""
     for f in dataclasses.fields(cls):
         flag = "--" + f.name.replace("_", "-")
         default = f.default if f.default is not dataclasses.MISSING else None
-        parser.add_argument(flag, dest=f.name, default=None, metavar=f.name.upper(),
-                            help=f"{help_of(f)} (default: {default!r})")
+        shown = f"default: {default!r}"
+        if file_values and f.name in file_values and file_values[f.name] != default:
+            shown = f"default: {file_values[f.name]!r}, {file_name}'s; {default!r} in a --config without the key"
+        parser.add_argument(flag, dest=f.name, default=None, metavar=f.name.upper(), help=f"{help_of(f)} ({shown})")
     for name in retired(cls):
         parser.add_argument("--" + name.replace("_", "-"), dest=name, default=None, help=argparse.SUPPRESS)
 

@@ -48,8 +48,8 @@ class BattleConfig:
 
     tanks: int = _f(2, "our tanks, each in an arena of its own (a server and its opponents)")
     opponents: tuple[str, ...] = _f(("SittingDuck", "SpinBot", "Walls", "RamFire", "Tracker", "TrackFire", "Oscillator",
-                                     "Dodger", "Orbiter"), "opponents, played in turn, one game each (default: the "
-                                    "opponents' training pool)")
+                                     "Dodger", "Orbiter"), "opponents, played in turn, one game each (the opponents' "
+                                    "training pool by default)")
     rounds: int = _f(200, "rounds to play in all, across arenas (0: no round limit); a resumed run counts on")
     minutes: float = _f(0.0, "stop after this many minutes of training, counted across resumes of the run "
                              "(0: no time limit); whichever of rounds and minutes comes first ends the run")
@@ -313,15 +313,22 @@ class TankTrainer(Run):
 def parser() -> argparse.ArgumentParser:
     return front_end("saclstm tank-train", "Train our Tank Royale tank in battles: a learner, N tanks and scripted "
                      "opponents on our game server (or an official one), rounds back to back, with progress, "
-                     "checkpoints, resume, curves and a summary.",
-                     f"TOML with [battle], [learner], [actor] and [tank] tables (default: {TANK_TOML})", "tank",
-                     BattleConfig)
+                     "checkpoints, resume, curves and a summary. Without --config it reads deploy/tank.toml: the "
+                     "defaults below are the ones that apply then.",
+                     f"TOML with [battle], [learner], [actor], [tank] and [controls] tables (default: {TANK_TOML})",
+                     "tank", BattleConfig, default_config=TANK_TOML, table_name="battle")
+
+
+def resolve(args: argparse.Namespace) -> tuple[BattleConfig | None, str]:
+    """The [battle] settings a command line gives, and the config file read (deploy/tank.toml without --config);
+    None when a value cannot work (printed)."""
+    config = args.config or str(TANK_TOML)
+    return settings(BattleConfig, args, config, "battle", "saclstm tank-train"), config
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    config = args.config or str(TANK_TOML)
-    cfg = settings(BattleConfig, args, config, "battle", "saclstm tank-train")
+    cfg, config = resolve(args)
     if cfg is None:
         return 2
     return TankTrainer(cfg, config, args.learner_arg, args.tank_arg).run()
