@@ -31,7 +31,7 @@ class LearnerConfig:
     act_dim: int | None = _f(None, "action width; unset = taken from the first hello")
     act_low: tuple[float, ...] | None = _f(None, "action lower bounds; unset = from the first hello")
     act_high: tuple[float, ...] | None = _f(None, "action upper bounds; unset = from the first hello")
-    hidden: int = _f(128, "LSTM width h of actor and critics (the Tank Royale bot uses 256)")
+    hidden: int = _f(128, "LSTM width h of actor and critics (the Tank Royale tank's is deploy/tank.toml's)")
     fc: int = _f(128, "width of the layer after the LSTM")
     torso: str = _f("shared", "shared: one critic-trained LSTM feeds both Q heads and the actor head (2 LSTM "
                               "forwards + 1 backward per update); separate: actor and each critic own one (5 + 3)")

@@ -200,7 +200,7 @@ class Learner:
         log.info("learner up: ingest %s, weights %s, metrics %s", *self.endpoints.values())
         if not NATIVE_DECODER:
             log.warning("native experience decoder not built (no C compiler at install): experience decodes "
-                        "in pure Python, ~6x slower per message; reinstall where a C compiler is available")
+                        "in pure Python, slower per message (docs/performance.md); reinstall where a C compiler is available")
         try:
             while not self._stopping:
                 self.step()

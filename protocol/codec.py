@@ -28,7 +28,8 @@ except ImportError:  # built where a C compiler was available (setup.py); pure P
     _fastwire = None  # type: ignore[assignment]
 
 NATIVE_DECODER = _fastwire is not None
-"""Whether experience frames decode natively (~6x faster than the schema path); the learner warns when not."""
+"""Whether experience frames decode natively (faster than the schema path: docs/performance.md, "The native
+decoder"); the learner warns when not."""
 
 MAX_U64 = 2**64 - 1
 _F32 = np.dtype("<f4")

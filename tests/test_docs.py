@@ -219,3 +219,100 @@ def test_the_checks_catch_what_they_are_for(tmp_path: Path) -> None:
     problems = [command_problem(c) for c in shell_commands(page, sh)]
     assert [p is None for p in problems] == [False, False, True, False, False, False, False, True], problems
     assert undocumented_knobs("learner", "`hidden` --fc") and "--hidden" not in undocumented_knobs("learner", "`hidden`")
+
+
+# -- a figure stated twice -----------------------------------------------------------------------------------------
+# Facts the code holds and the pages repeat: the pages must say what the code does (issue 37, section 4).
+
+KNOB_TABLES = [  # (page, the `[table]` its heading names, the config class whose defaults its rows show)
+    ("docs/running.md", "`[learner]`", "learner.config:LearnerConfig"),
+    ("docs/running.md", "`[actor]`", "actor.config:ActorConfig"),
+    ("docs/running.md", "`[run]`", "deploy.launcher:RunConfig"),
+    ("docs/tankroyale.md", "`[battle]`", "deploy.tank.train:BattleConfig"),
+    ("docs/tankroyale.md", "`[tank]`", "actor.bots.tankroyale.brain:TankRewards"),
+    ("docs/tankroyale.md", "`[controls]`", "actor.bots.tankroyale.brain:TankControls"),
+]
+TURN_TIMEOUT = re.compile(r"turn timeout\b[^.|\n]{0,60}?(\d+(?:\.\d+)?) ?ms", re.I)
+SPEEDUP = re.compile(r"\d+(?:\.\d+)? ?(?:x|times) (?:faster|slower)")
+DECODER_WORDS = re.compile(r"decod|pure Python|schema path|native", re.I)
+DECODER_TEXTS = ["protocol/codec.py", "learner/service.py", "setup.py", "Makefile"]
+
+
+def _load(spec: str) -> type:
+    module, _, name = spec.partition(":")
+    return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
+
+
+def shown(value: object) -> str:
+    """A default as the knob tables write it."""
+    if value is None:
+        return "unset"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple):
+        return ", ".join(map(str, value)) if value else "()"
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def knob_rows(text: str, heading: str) -> list[tuple[str, str]]:
+    """(key, default cell) of each row of the knob table under the `###` heading that names `heading`."""
+    section = re.search(r"^###[^\n]*" + re.escape(heading) + r"[^\n]*\n(.*?)(?=^#|\Z)", text, re.S | re.M)
+    return re.findall(r"^\| `([a-z_0-9]+)` \| ([^|]*?) \|", section.group(1), re.M) if section else []
+
+
+def default_problems(text: str, heading: str, cls: type) -> list[str]:
+    import dataclasses
+
+    defaults = {f.name: f.default for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    rows = knob_rows(text, heading)
+    if not rows:
+        return [f"no knob table under a heading naming {heading}"]
+    return [f"{key}: the page says {cell}, the code {shown(defaults[key])}" if key in defaults else
+            f"{key}: no such key" for key, cell in rows if key not in defaults or cell != shown(defaults[key])]
+
+
+@pytest.mark.parametrize("page,heading,spec", KNOB_TABLES, ids=lambda v: str(v))
+def test_the_knob_tables_show_the_codes_defaults(page: str, heading: str, spec: str) -> None:
+    problems = default_problems((ROOT / page).read_text(), heading, _load(spec))
+    assert not problems, f"{page}, {heading}: {problems}"
+
+
+def stated_turn_timeouts(text: str) -> list[float]:
+    return [float(ms) for ms in TURN_TIMEOUT.findall(text)]
+
+
+def test_the_turn_timeout_the_pages_and_benchmarks_state_is_the_engines() -> None:
+    """Stated in ms beside "turn timeout" anywhere in the pages or the benchmarks: the engine's default (the
+    official classic game's), which tank-train's `turn_timeout_ms` also starts from."""
+    engine_ms = _load("actor.bots.tankroyale.engine:Setup")().turn_timeout_us / 1000
+    assert _load("deploy.tank.train:BattleConfig")().turn_timeout_ms == engine_ms
+    texts = {_rel(p): p.read_text() for p in [*PAGES, *sorted((ROOT / "tests" / "bench").glob("*.py"))]}
+    stated = [(name, ms) for name, text in texts.items() for ms in stated_turn_timeouts(text)]
+    assert stated, "no page states the turn timeout: this check reads nothing"
+    assert all(ms == engine_ms for _, ms in stated), f"the engine's is {engine_ms} ms: {stated}"
+
+
+def decoder_speedups(text: str) -> list[str]:
+    """Speed-ups stated beside the decoder ("6x slower", "2.5 times faster", within 150 characters after a word
+    about decoding)."""
+    return [m.group(0) for m in SPEEDUP.finditer(text) if DECODER_WORDS.search(text[max(0, m.start() - 150):m.start()])]
+
+
+def test_the_native_decoders_speed_up_is_stated_once() -> None:
+    """docs/performance.md holds it, with its date and what it was measured against; others link there."""
+    texts = {_rel(p): p.read_text() for p in PAGES if p.name != "performance.md"}
+    texts |= {name: (ROOT / name).read_text() for name in DECODER_TEXTS}
+    stated = {name: found for name, text in texts.items() if (found := decoder_speedups(text))}
+    assert not stated, f"the decoder's speed-up belongs in docs/performance.md only: {stated}"
+
+
+def test_the_figure_checks_catch_what_they_are_for() -> None:
+    """A knob table that disagrees with the code, a turn timeout not the engine's, a decoder speed-up."""
+    from deploy.tank.train import BattleConfig
+
+    table = "### `[battle]`\n\n| key | default | what |\n|---|---|---|\n| `rounds` | 100 | r |\n| `tanks` | 2 | t |\n"
+    assert default_problems(table, "`[battle]`", BattleConfig) == ["rounds: the page says 100, the code 200"]
+    assert default_problems("## nothing", "`[battle]`", BattleConfig)
+    assert stated_turn_timeouts("the game's turn timeout: 5 ms | ... turn timeout (30 ms at") == [5.0, 30.0]
+    assert decoder_speedups("decodes in pure Python (about 6x slower per message)") == ["6x slower"]
+    assert decoder_speedups("the shared torso gives 2.4x the updates") == []

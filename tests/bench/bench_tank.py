@@ -2,8 +2,9 @@
 
 Each turn: a scan event, then the tick (observation, the step call, act with an
 h=256 LSTM policy, commands). Sends go to a PULL socket in this process. Beside
-it, the game's default turn timeout (5 ms at 30 turns per second is 33 ms a turn,
-of which the bot may use the timeout). Last line: one JSON object.
+it, the game's default turn timeout: the engine's (`Setup.turn_timeout_us`, the
+official "classic" game's), how long a server waits for a bot's intent before it
+skips the bot's turn. Last line: one JSON object.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from robocode_tank_royale.bot_api.events import RoundStartedEvent, ScannedBotEvent  # noqa: E402
 
 from actor.bots.tankroyale.brain import OBS_DIM  # noqa: E402
+from actor.bots.tankroyale.engine import Setup  # noqa: E402
 from actor.bots.tankroyale.tank import SaclstmTank, spec  # noqa: E402
 from actor.client import BotClient  # noqa: E402
 from actor.config import ActorConfig  # noqa: E402
@@ -29,7 +31,7 @@ from learner.networks import Actor, Arch, actor_to_blob, blob_rev  # noqa: E402
 from protocol import Weights  # noqa: E402
 from tests.test_tankroyale import deliver, state, tick  # noqa: E402
 
-TURN_TIMEOUT_MS = 5.0
+TURN_TIMEOUT_MS = Setup().turn_timeout_us / 1000  # the engine's default: one place says it
 
 
 def main() -> None:
