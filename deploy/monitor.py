@@ -53,7 +53,9 @@ def utd_window_cell(h: Health) -> str:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="saclstm monitor", description="Watch a learner's metrics: a live dashboard, or "
                                 "--json for one JSON object per line (health every second, training passes).")
-    p.add_argument("endpoint", nargs="?", default="tcp://127.0.0.1:5557", help="the learner's metrics endpoint")
+    p.add_argument("endpoint", nargs="?", default="tcp://127.0.0.1:5557", help="the learner's metrics endpoint "
+                   "(default: %(default)s, a learner's own default; `saclstm run` and `tank-train` print theirs at "
+                   "start and keep it in summary.json)")
     p.add_argument("--json", action="store_true", help="print JSON lines instead of the dashboard")
     p.add_argument("--passes", action="store_true", help="with --json: also print each training pass")
     p.add_argument("--count", type=int, default=0, help="stop after this many health maps (0 = never)")
