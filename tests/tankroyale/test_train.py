@@ -10,13 +10,13 @@ import sys
 from pathlib import Path
 
 import pytest
+import tomllib
 
-from actor.bots.tankroyale.brain import TankControls
 from tests.procs import ROOT
 
 pytest.importorskip("robocode_tank_royale")
 pytestmark = pytest.mark.slow
-REPEAT = TankControls().repeat
+REPEAT = tomllib.loads((ROOT / "deploy" / "tank.toml").read_text())["controls"]["repeat"]  # the shipped form's
 
 
 def config(tmp: Path) -> Path:
