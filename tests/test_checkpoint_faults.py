@@ -153,7 +153,7 @@ def test_restart_resumes_bitwise_with_replay(procs: Procs, tmp_path: Path) -> No
 def test_a_killed_learner_resumes_with_the_replay_it_wrote_while_training(procs: Procs, tmp_path: Path) -> None:
     """With save_replay the replay file is also written while training (replay_save_s), so SIGKILL, which allows no
     shutdown save, still leaves a resume most of the experience: not the empty replay whose first thousands of
-    steps undid a trained tank (docs/tank-learning.md, cause 4)."""
+    steps undid a trained tank (docs/tank-experiments.md, cause 4)."""
     import re
 
     live = tmp_path / "run" / "live.sacl"

@@ -7,7 +7,7 @@ same form (`saclstm tank-eval`'s "constant-action" side, `saclstm tank --fixed-a
 added is the difference.
 
 FIXED_ACTIONS holds, per aim form (TankControls.aim), the best of a small grid of constant actions measured on
-the training opponents (docs/tank-learning.md, TankRoyale-v0, 10-20 rounds each), as (speed, body turn, aim,
+the training opponents (docs/tank-experiments.md, TankRoyale-v0, 10-20 rounds each), as (speed, body turn, aim,
 fire power), with the default move and speed forms (`move = "bearing"`, `speed = "ahead"`):
 
     path     (8, -5, 0, 2): full ahead, 45 degrees toward the enemy from broadside, half way along its course,

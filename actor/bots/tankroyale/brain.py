@@ -85,7 +85,7 @@ class TankRewards:
 @dataclass(frozen=True)
 class TankControls:
     """How the action's aim and the radar become orders (docs/tankroyale.md, `[controls]`; what each form
-    measured: docs/tank-learning.md)."""
+    measured: docs/tank-experiments.md)."""
 
     aim: str = field(default="path", metadata={"help": "path: the gun action picks a point on the enemy's course "
                                                        "(if it keeps its speed and heading), from where it is now "
