@@ -201,9 +201,11 @@ class Run:
 
     def write_summary(self, lines: list[str], data: dict[str, Any]) -> None:
         """Print the summary's lines and write summary.json beside the logs, with what every kind's has: whether a
-        signal stopped the run before its end, and the metrics endpoint it had."""
+        signal stopped the run before its end (then it is not completed, whatever the kind says), and the metrics
+        endpoint it had."""
         if self.interrupted:
             lines = [*lines, "interrupted      stopped by Ctrl-C or SIGTERM before its end"]
         print("\n".join(lines))
-        data = {**data, "interrupted": self.interrupted, "metrics_endpoint": self.eps["metrics"]}
+        data = {**data, "completed": bool(data.get("completed")) and not self.interrupted,
+                "interrupted": self.interrupted, "metrics_endpoint": self.eps["metrics"]}
         (self.dir / "summary.json").write_text(json.dumps(data, indent=1, default=str))

@@ -303,8 +303,7 @@ class TankTrainer(Run):
                  f"checkpoint       {self.checkpoint}" if self.checkpoint.exists() else "checkpoint       none",
                  f"logs             {self.dir}/*.log"]
         self.write_summary(lines, {
-            "completed": ok and not self.interrupted, "rounds": len(self.log.rounds), "by_opponent": per,
-            "last50": recent,
+            "completed": ok, "rounds": len(self.log.rounds), "by_opponent": per, "last50": recent,
             "training_s": round(self.clock.before, 1),
             "turns": turns, "skipped_turns": skipped, "health": h.to_wire(), "curves": str(png) if png else None,
             "alpha": h.losses.get("alpha"), "entropy": h.losses.get("entropy")})
