@@ -1,8 +1,8 @@
 """`saclstm tank-train`: a learner, N of our tanks and scripted opponents, rounds back to back, in one command.
 
     start the learner (resumes from the run's checkpoint when there is one)
-    per tank, an arena: a game server (ours, on a thread here), the tank, one process per opponent,
-        and a controller that plays games of `rounds_per_game` rounds against each opponent in turn
+    per tank, an arena: a game server (ours, on a thread here) that plays the scripted opponents itself
+        (or one bot process per opponent), the tank on the official bot API, and a controller that plays games of `rounds_per_game` rounds against each opponent in turn
     watch: rounds, win rate per opponent, mean score, skipped turns, achieved UTD; pace the game
     when `rounds` are played (or on Ctrl-C): stop the games, the tanks (final flush), the learner (final save)
     plot win rate and mean round score against rounds, per opponent; print and write the summary
@@ -59,6 +59,9 @@ class BattleConfig:
     arena_width: int = _f(800, "arena width")
     arena_height: int = _f(600, "arena height")
     turn_timeout_ms: float = _f(30.0, "how long the server waits for a bot's intent before it skips the bot's turn")
+    opponent_processes: bool = _f(False, "each opponent a bot process on the official bot API, as an outside bot "
+                                         "is (the default plays them in our server's process: the same rounds, "
+                                         "less CPU); always so on an external server")
     server: str = _f("", "an official server's URL to play on instead of our own (then tanks = 1)")
     server_secret: str = _f("", "that server's bot secret")
     controller_secret: str = _f("", "that server's controller secret")
@@ -173,7 +176,9 @@ class TankTrainer(Run):
         else:
             from actor.bots.tankroyale.server import run_server
 
-            server = run_server(tps=self._first_tps(), seed=game_seed(c.seed, i, first), setup=setup)
+            house = () if c.opponent_processes else c.opponents  # scripted opponents played by the server
+            server = run_server(tps=self._first_tps(), seed=game_seed(c.seed, i, first), setup=setup, house=house,
+                                house_seed=c.seed + i)
             self.servers.append(server)
             url, secret, ctl_secret = server.url, None, None
         secret_args = ["--server-secret", secret] if secret else []
@@ -182,7 +187,7 @@ class TankTrainer(Run):
                             "--weights", self.eps["weights"], "--seed", str(1000 * (i + 1) + first),
                             "--retry-s", "60",
                             *self.tank_args)
-        for name in c.opponents:
+        for name in c.opponents if c.server or c.opponent_processes else ():
             self.children.start(f"arena{i}-{name}", "actor.bots.tankroyale.opponents", name, "--server", url,
                                 "--seed", str(c.seed + i), *(["--secret", secret] if secret else []))
         return Arena(i, url, ctl_secret, OURS, list(c.opponents), setup, self._claim_game, self.log.add,

@@ -1,12 +1,14 @@
-"""Turns per second of our Tank Royale server at TPS -1 with official-API bots, each its own process.
+"""What a game turn costs in CPU on our Tank Royale server: scripted opponents as bot processes or in the server.
 
-The server runs as its own process (`python -m actor.bots.tankroyale.server`), N bots
-(tests/tankroyale/bots.py: spin and walk, on the official Python bot API) connect to it, and our
-controller starts one long game and times the observer ticks; after --turns ticks it stops the game.
-Beside the rate: CPU seconds per turn of the server process and of the bots together, to show which
-side limits the rate. Last line: one JSON object.
+tank-train's game, measured two ways side by side in one run: our tank (`saclstm tank --fixed-action`, the
+official bot API, the shipped deploy/tank.toml's form; no learner) against one scripted opponent, on our
+server run as its own process at TPS -1 (as fast as the bots answer, turn timeout 30 ms). First with the
+opponent as a bot process on the official bot API (`python -m actor.bots.tankroyale.opponents NAME`), then
+played by the server itself (`--house NAME`, actor/bots/tankroyale/house.py). For each: turns per second,
+CPU ms per turn of the server and of the bot processes (utime + stime from /proc, over --turns turns after
+100 of warm-up), skipped bot-turns. Last line: one JSON object.
 
-    .venv/bin/python tests/bench/bench_tr_server.py --bots 4 --turns 3000
+    .venv/bin/python tests/bench/bench_tr_server.py --opponent Orbiter --turns 6000
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from actor.bots.tankroyale.engine import Setup  # noqa: E402
 from tests.procs import ROOT, free_port  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
+OURS = "saclstm-tank"
 
 
 def cpu_seconds(pid: int) -> float:
@@ -36,64 +39,90 @@ def cpu_seconds(pid: int) -> float:
     return sum(int(v) for v in fields[11:15]) / TICKS
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bots", type=int, default=4)
-    ap.add_argument("--turns", type=int, default=3000)
-    args = ap.parse_args()
-    port, tmp = free_port(), Path(tempfile.mkdtemp(prefix="bench_tr_"))
+def measure(opponent: str, house: bool, turns: int, tmp: Path) -> dict[str, float]:
+    """One game of our tank against `opponent`; its figures over `turns` turns after 100 of warm-up."""
+    port = free_port()
     url = f"ws://127.0.0.1:{port}"
-    procs = []
+    kind = "house" if house else "process"
+    procs: list[subprocess.Popen] = []
 
     def spawn(*cmd: str, log: str) -> subprocess.Popen:
-        out = open(tmp / log, "wb")  # noqa: SIM115 - the child owns it
+        out = open(tmp / f"{kind}-{log}", "wb")  # noqa: SIM115 - the child owns it
         proc = subprocess.Popen([sys.executable, "-m", *cmd], stdout=out, stderr=subprocess.STDOUT, cwd=ROOT,
                                 start_new_session=True)
         procs.append(proc)
         return proc
     try:
-        server = spawn("actor.bots.tankroyale.server", "--port", str(port), "--log-level", "WARNING", log="server.log")
+        server = spawn("actor.bots.tankroyale.server", "--port", str(port), "--log-level", "WARNING",
+                       *(["--house", opponent] if house else []), log="server.log")
         deadline = time.monotonic() + 30
-        while "listening on" not in (tmp / "server.log").read_text():  # the bot API does not retry a connect
+        while "listening on" not in (tmp / f"{kind}-server.log").read_text():  # the bot API does not retry
             if time.monotonic() > deadline or server.poll() is not None:
-                raise RuntimeError("the server did not start: " + (tmp / "server.log").read_text())
+                raise RuntimeError("the server did not start: " + (tmp / f"{kind}-server.log").read_text())
             time.sleep(0.05)
-        names = [f"Bench{i}" for i in range(args.bots)]
-        bots = [spawn("tests.tankroyale.bots", "spin" if i % 2 == 0 else "walk", "--name", name, "--url", url,
-                      "--log", str(tmp / f"{name}.jsonl"), log=f"{name}.log") for i, name in enumerate(names)]
-        ctl = Controller(url)
+        bots = [spawn("deploy", "tank", "--fixed-action", "--config", "deploy/tank.toml", "--server", url, "--name", OURS,
+                      log="tank.log")]
+        if not house:
+            bots.append(spawn("actor.bots.tankroyale.opponents", opponent, "--server", url, log="opponent.log"))
         stamps: list[float] = []
         cpu: dict[str, float] = {}
+        ctl = Controller(url)
 
         def on_tick(_: dict) -> None:
             stamps.append(time.monotonic())
             if len(stamps) == 100:  # warmed up: start the clocks
-                cpu["server"] = cpu_seconds(server.pid)
-                cpu["bots"] = sum(cpu_seconds(b.pid) for b in bots)
-            elif len(stamps) == 100 + args.turns:
+                cpu["server"], cpu["bots"] = cpu_seconds(server.pid), sum(cpu_seconds(b.pid) for b in bots)
+            elif len(stamps) == 100 + turns:
                 cpu["server"] = cpu_seconds(server.pid) - cpu["server"]
                 cpu["bots"] = sum(cpu_seconds(b.pid) for b in bots) - cpu["bots"]
                 ctl.stop_game()
         with ctl:
-            ctl.wait_for_bots(names, 30)
+            ctl.wait_for_bots([OURS, opponent], 60)
             try:
-                ctl.play(Setup(number_of_rounds=10_000, turn_timeout_us=30_000, ready_timeout_us=10_000_000), names,
-                         on_tick=on_tick, timeout=600)
+                ctl.play(Setup(number_of_rounds=10_000, turn_timeout_us=30_000, ready_timeout_us=10_000_000),
+                         [OURS, opponent], on_tick=on_tick, timeout=900)
             except GameAborted:
                 pass
-        span = stamps[100 + args.turns - 1] - stamps[100]
-        rate = (args.turns - 1) / span
-        result = {"bots": args.bots, "turns": args.turns, "turns_per_s": round(rate, 1),
-                  "server_cpu_ms_per_turn": round(1000 * cpu["server"] / args.turns, 3),
-                  "bots_cpu_ms_per_turn": round(1000 * cpu["bots"] / args.turns, 3), "cpus": os.cpu_count()}
-        print(f"{args.bots} official-API bots, TPS -1: {rate:.0f} turns/s; server {result['server_cpu_ms_per_turn']} "
-              f"ms CPU a turn, bots {result['bots_cpu_ms_per_turn']} ms CPU a turn (all {args.bots} together)")
-        print(json.dumps(result))
+        server.send_signal(signal.SIGTERM)  # it prints its stats as it ends
+        server.wait(30)
+        text = (tmp / f"{kind}-server.log").read_text()
+        stats = json.loads(text[text.rindex('{"stats"'):].splitlines()[0])["stats"]
+        skipped = stats.get("skipped_turns", 0)
+        span = stamps[100 + turns - 1] - stamps[100]
+        return {"turns_per_s": round((turns - 1) / span, 1),
+                "server_cpu_ms_per_turn": round(1000 * cpu["server"] / turns, 3),
+                "bots_cpu_ms_per_turn": round(1000 * cpu["bots"] / turns, 3),
+                "cpu_ms_per_turn": round(1000 * (cpu["server"] + cpu["bots"]) / turns, 3),
+                "skipped_bot_turns": skipped, "bot_turns": 2 * stats.get("turns", 0)}
     finally:
         for proc in procs:
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--opponent", default="Orbiter", help="the scripted opponent (a mover: rounds last)")
+    ap.add_argument("--turns", type=int, default=6000)
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="bench_tr_"))
+    runs = {"process": measure(args.opponent, False, args.turns, tmp),
+            "house": measure(args.opponent, True, args.turns, tmp)}
+    for kind, r in runs.items():
+        where = "a bot process" if kind == "process" else "in the server"
+        print(f"{args.opponent} {where:<14} {r['turns_per_s']:7.0f} turns/s   CPU a turn: server "
+              f"{r['server_cpu_ms_per_turn']:.3f} ms + bots {r['bots_cpu_ms_per_turn']:.3f} ms = "
+              f"{r['cpu_ms_per_turn']:.3f} ms   skipped {r['skipped_bot_turns']} of {r['bot_turns']} bot-turns")
+    ratio = runs["process"]["cpu_ms_per_turn"] / runs["house"]["cpu_ms_per_turn"]
+    print(f"in the server, a turn costs 1/{ratio:.2f} of its CPU with a bot process; turns/s x"
+          f"{runs['house']['turns_per_s'] / runs['process']['turns_per_s']:.2f}")
+    result = {"opponent": args.opponent, "turns": args.turns, "cpus": os.cpu_count(),
+              **{f"{k}_{kind}": v for kind, r in runs.items() for k, v in r.items()},
+              "cpu_ratio_process_over_house": round(ratio, 2),
+              "turns_per_s_ratio_house_over_process": round(runs["house"]["turns_per_s"]
+                                                            / runs["process"]["turns_per_s"], 2)}
+    print(json.dumps(result))
 
 
 if __name__ == "__main__":

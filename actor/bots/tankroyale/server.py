@@ -10,6 +10,9 @@ game, the turn clock, so there are no locks and a turn is one engine step plus t
 
     python -m actor.bots.tankroyale.server --port 7654 --bot-secret b --controller-secret c --tps -1
 
+House bots (`--house SpinBot,Walls`, house.py): scripted opponents the server plays itself, in its own
+process; they join the bot list at address in-process:1, :2, ... and a controller chooses them as any bot.
+
 A game (started by a controller's StartGame): GameStartedEventForBot to each chosen bot (ids 1..n in
 the order of the start-game's botAddresses), wait for their BotReady (ready timeout), GameStartedEvent-
 ForObserver, then per turn: RoundStartedEvent on turn 1, else SkippedTurnEvent to each live bot whose
@@ -57,6 +60,7 @@ import contextlib
 import json
 import logging
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -67,6 +71,7 @@ from websockets.exceptions import ConnectionClosed
 
 from actor.bots.tankroyale import protocol_tr as p
 from actor.bots.tankroyale.engine import Engine, Intent, Participant, Setup, Turn
+from actor.bots.tankroyale.house import HOST, HouseBot
 
 log = logging.getLogger("saclstm.tankroyale.server")
 
@@ -93,11 +98,13 @@ class ServerConfig:
     setup: Setup = field(default_factory=Setup)
     handshake_timeout_s: float = 10.0
     max_message_bytes: int = 1 << 20
+    house: tuple[str, ...] = ()  # scripted opponents this server plays itself (house.py)
+    house_seed: int = 0  # their chance: round r of a game plays rng([house_seed, r]), as their bot processes do
 
 
 @dataclass(eq=False)
 class Client:
-    ws: ServerConnection
+    ws: ServerConnection | None  # None for a house bot
     session_id: str
     host: str
     port: int
@@ -105,6 +112,7 @@ class Client:
     handshake: dict[str, Any] = field(default_factory=dict)
     bot_id: int | None = None  # in the running game
     rejects: int = 0
+    house: HouseBot | None = None  # a scripted opponent played here, not over a connection
 
     @property
     def name(self) -> str:
@@ -154,6 +162,11 @@ class GameServer:
         self.tps = config.tps
         self.last_setup: dict[str, Any] | None = None
         self._tasks: set[asyncio.Task] = set()
+        self.house = [self._house_bot(name, port) for port, name in enumerate(config.house, 1)]
+
+    def _house_bot(self, name: str, port: int) -> Client:
+        bot, session_id = HouseBot(name, self.config.house_seed), p.new_session_id()
+        return Client(None, session_id, HOST, port, "bot", bot.handshake(session_id), house=bot)
 
     # -- connections --------------------------------------------------------------------------
 
@@ -303,7 +316,7 @@ class GameServer:
         self._spawn(self._run_game(game))
 
     def _bots_at(self, addresses: list[tuple[str, int]]) -> list[Client]:
-        bots = {(c.host, c.port): c for c in self.clients.values() if c.kind == "bot"}
+        bots = {(c.host, c.port): c for c in self._bots()}
         chosen: list[Client] = []
         for host, port in addresses:
             host = "127.0.0.1" if host.lower() == "localhost" else host
@@ -357,6 +370,9 @@ class GameServer:
         for bot_id, bot in game.bots.items():
             start = game.turn.bot_states.get(bot_id)
             self._send(bot, p.game_started_for_bot(bot_id, game.setup_schema, start, names))
+            if bot.house is not None:
+                bot.house.game_started()
+                game.ready.add(bot_id)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + game.setup.ready_timeout_us / 1e6
         while game.state == "preparing" and not game.connected <= game.ready:
@@ -442,10 +458,10 @@ class GameServer:
         """One turn's messages in the official order."""
         connected = game.connected
         if turn.turn_number == 1:
-            self._broadcast([game.bots[i].ws for i in connected] + self._watchers(), p.round_started(turn.round_number))
+            self._broadcast(self._sockets(game, connected) + self._watchers(), p.round_started(turn.round_number))
         else:
             skipped = p.dumps(p.skipped_turn(turn.turn_number - 1))
-            self._broadcast([game.bots[i].ws for i in game.skipped & connected], skipped)
+            self._broadcast(self._sockets(game, game.skipped & connected), skipped)
             self.stats["skipped_turns"] += len(game.skipped & connected)
         for bot_id in turn.bot_states:
             if bot_id in connected:
@@ -458,6 +474,19 @@ class GameServer:
         game.alive = set(turn.bot_states) - dead
         if turn.round_ended:
             self._round_ended(game, turn)
+        else:
+            self._house_turn(game, turn)
+
+    def _house_turn(self, game: Game, turn: Turn) -> None:
+        """The house bots' intents for the next turn, in as a connected bot's would be on time."""
+        for bot_id, bot in game.bots.items():
+            if bot.house is None or bot_id not in game.alive:
+                continue
+            bot.house.round(turn.round_number)
+            arena = (game.setup.arena_width, game.setup.arena_height)
+            game.pending[bot_id] = bot.house.act(bot_id, turn, arena)
+            game.sent.add(bot_id)
+            self.stats["intents"] += 1
 
     def _round_ended(self, game: Game, turn: Turn) -> None:
         self.stats["rounds"] += 1
@@ -489,8 +518,7 @@ class GameServer:
         game.wake.set()
         self.stats["games_aborted"] += 1
         log.warning("game aborted: %s", why)
-        bots = [game.bots[i].ws for i in game.connected]
-        self._broadcast(bots + self._watchers(), p.simple("GameAbortedEvent"))
+        self._broadcast(self._sockets(game, game.connected) + self._watchers(), p.simple("GameAbortedEvent"))
         if self.game is game:
             self.game = None
             for bot in game.bots.values():
@@ -498,15 +526,24 @@ class GameServer:
 
     # -- sending ------------------------------------------------------------------------------
 
+    def _bots(self) -> list[Client]:
+        """Every bot that may be chosen for a game: the connected ones, then the house's."""
+        return [c for c in self.clients.values() if c.kind == "bot"] + self.house
+
+    def _sockets(self, game: Game, ids: Iterable[int]) -> list[ServerConnection]:
+        """The connections of the game's bots `ids` (house bots have none)."""
+        return [ws for i in ids if (ws := game.bots[i].ws) is not None]
+
     def _watchers(self) -> list[ServerConnection]:
         return [c.ws for c in self.clients.values() if c.kind in ("observer", "controller")]
 
     def _bot_list(self) -> dict[str, Any]:
-        bots = [p.bot_info(c.handshake, c.host, c.port) for c in self.clients.values() if c.kind == "bot"]
+        bots = [p.bot_info(c.handshake, c.host, c.port) for c in self._bots()]
         return p.simple("BotListUpdate", bots=bots)
 
     def _send(self, client: Client, msg: dict[str, Any]) -> None:
-        broadcast([client.ws], p.dumps(msg))
+        if client.ws is not None:  # a house bot is told of the game by _house_turn, not by messages
+            broadcast([client.ws], p.dumps(msg))
 
     def _broadcast(self, conns: list[ServerConnection], msg: dict[str, Any] | str) -> None:
         if conns:
@@ -602,11 +639,14 @@ def _secrets(value: str | Iterable[str] | None) -> tuple[str, ...]:
 def run_server(host: str = "127.0.0.1", port: int = 0, *, bot_secrets: str | Iterable[str] | None = None,
                controller_secrets: str | Iterable[str] | None = None, tps: int = -1, seed: int = 0,
                setup: Setup | None = None, engine_factory: EngineFactory | None = None,
-               game_types: Iterable[str] = p.GAME_TYPES, handshake_timeout_s: float = 10.0) -> ServerHandle:
-    """Start a server on a thread; port 0 picks a free one (read it from `.port`)."""
+               game_types: Iterable[str] = p.GAME_TYPES, handshake_timeout_s: float = 10.0,
+               house: Iterable[str] = (), house_seed: int = 0) -> ServerHandle:
+    """Start a server on a thread; port 0 picks a free one (read it from `.port`). `house`: scripted opponents
+    it plays itself (house.py), seeded with `house_seed`."""
     config = ServerConfig(host=host, port=port, bot_secrets=_secrets(bot_secrets),
                           controller_secrets=_secrets(controller_secrets), game_types=tuple(game_types), tps=tps,
-                          seed=seed, setup=setup or Setup(), handshake_timeout_s=handshake_timeout_s)
+                          seed=seed, setup=setup or Setup(), handshake_timeout_s=handshake_timeout_s,
+                          house=tuple(house), house_seed=house_seed)
     return ServerHandle(GameServer(config, engine_factory)).start()
 
 
@@ -623,6 +663,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--tps", type=int, default=-1, help="turns per second; -1 as fast as the bots answer")
     ap.add_argument("--seed", type=int, default=0, help="game k of this run uses seed + k")
     ap.add_argument("--game-types", default=",".join(p.GAME_TYPES))
+    ap.add_argument("--house", default="", metavar="NAME,NAME", help="scripted opponents the server plays itself, "
+                    "no bot process needed (any of python -m actor.bots.tankroyale.opponents --help's names)")
+    ap.add_argument("--house-seed", type=int, default=0, help="their chance: round r plays rng([seed, r])")
     ap.add_argument("--log-level", default="INFO")
     return ap
 
@@ -630,7 +673,8 @@ def _parser() -> argparse.ArgumentParser:
 async def _main_async(args: argparse.Namespace) -> GameServer:
     config = ServerConfig(host=args.host, port=args.port, bot_secrets=tuple(args.bot_secret),
                           controller_secrets=tuple(args.controller_secret), tps=args.tps, seed=args.seed,
-                          game_types=tuple(t for t in args.game_types.split(",") if t))
+                          game_types=tuple(t for t in args.game_types.split(",") if t),
+                          house=tuple(n for n in args.house.split(",") if n), house_seed=args.house_seed)
     server = GameServer(config)
     loop = asyncio.get_running_loop()
     stop = loop.create_future()
@@ -645,6 +689,12 @@ async def _main_async(args: argparse.Namespace) -> GameServer:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    from actor.bots.tankroyale.opponents import OPPONENTS
+
+    unknown = [n for n in args.house.split(",") if n and n not in OPPONENTS]
+    if unknown:
+        print(f"server: --house: unknown opponents {unknown}; known: {', '.join(OPPONENTS)}", file=sys.stderr)
+        return 2
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     server = asyncio.run(_main_async(args))
     print(json.dumps({"stats": server.stats}), flush=True)

@@ -19,6 +19,11 @@ from actor.bots.tankroyale.opponents.policy import REGISTRY, make
 from actor.bots.tankroyale.opponents.view import view_from_api
 
 
+# A new round's standing orders on the engine (and the official server): none given, nothing adjusted.
+FRESH = Intent(target_speed=0.0, turn_rate=0.0, gun_turn_rate=0.0, radar_turn_rate=0.0, adjust_gun_for_body_turn=False,
+               adjust_radar_for_body_turn=False, adjust_radar_for_gun_turn=False)
+
+
 def apply_intent(bot: Any, intent: Intent) -> None:
     """Set a bot API bot's orders from an Intent (None leaves an order as it was, as on the wire)."""
     for field in ("target_speed", "turn_rate", "gun_turn_rate", "radar_turn_rate", "adjust_gun_for_body_turn",
@@ -52,18 +57,25 @@ def bot(name: str, server_url: str | None = None, server_secret: str | None = No
             info = BotInfo(name=name, version="1.0", authors=["saclstm"], description=about,
                            game_types={"classic", "melee", "1v1"}, platform="Python", programming_lang="Python")
             super().__init__(info, server_url, server_secret)
-            self.policy, self.arena = policy, (800.0, 600.0)
+            self.policy, self.arena, self.round = policy, (800.0, 600.0), 0
             self.policy.reset(np.random.default_rng(seed))
 
         def on_game_started(self, e: Any) -> None:
-            self.arena = (e.game_setup.arena_width, e.game_setup.arena_height)
-
-        def on_round_started(self, e: Any) -> None:
-            self.policy.reset(np.random.default_rng([seed, e.round_number]))
+            self.arena, self.round = (e.game_setup.arena_width, e.game_setup.arena_height), 0
 
         def on_tick(self, e: Any) -> None:
+            if e.round_number != self.round:
+                self.new_round(e.round_number)
             if e.bot_state is not None:
                 apply_intent(self, self.policy.act(view_from_api(e.bot_state, e.events, e.turn_number, self.arena)))
+
+        def new_round(self, round_number: int) -> None:
+            """On a round's first tick, not in on_round_started: the bot API may hand over the tick first. The
+            orders start from the engine's fresh ones: the bot API keeps last round's until after the first
+            intent of this one is sent, so a field the policy leaves unset would carry them over."""
+            self.round = round_number
+            self.policy.reset(np.random.default_rng([seed, round_number]))
+            apply_intent(self, FRESH)
 
         def run(self) -> None:
             while self.running:

@@ -1,0 +1,81 @@
+"""House bots: scripted opponents our game server plays itself (actor/bots/tankroyale/house.py).
+
+The twin test runs real processes on the official bot API against a real server; the others need only the
+server on its thread and our controller on a real WebSocket.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from actor.bots.tankroyale.controller import Controller
+from actor.bots.tankroyale.engine import Setup
+from actor.bots.tankroyale.house import HOST
+from actor.bots.tankroyale.server import run_server
+from tests.procs import ROOT
+
+# A turn timeout no loaded machine reaches: no turn is skipped, so the bot processes' games are deterministic.
+SETUP = Setup(number_of_rounds=3, turn_timeout_us=5_000_000, ready_timeout_us=20_000_000)
+
+
+def observed(ctl: Controller, names: list[str], setup: Setup = SETUP) -> tuple[list[tuple], list[tuple]]:
+    """Every observer tick of one game (each bot's place, heading, gun, energy) and each round's scores."""
+    ticks: list[tuple] = []
+    rounds: list[tuple] = []
+    ctl.play(setup, names, timeout=180,
+             on_tick=lambda m: ticks.append((m["roundNumber"], m["turnNumber"], tuple(
+                 (b["id"], b["x"], b["y"], b["direction"], b["gunDirection"], b["energy"]) for b in m["botStates"]))),
+             on_round=lambda m: rounds.append(tuple((r["id"], r["totalScore"]) for r in m["results"])))
+    return ticks, rounds
+
+
+@pytest.mark.parametrize("names", [["Orbiter", "Dodger"], ["RandomBot", "Reverser"]])
+def test_house_bots_play_the_same_rounds_as_their_bot_process_twins(procs, names: list[str]) -> None:  # noqa: ANN001
+    """The same seed, two rounds of opponents that use chance: every tick and every round's scores are equal
+    whether the server plays them itself or they play as processes on the official bot API."""
+    pytest.importorskip("robocode_tank_royale")
+    with run_server(port=0, seed=5, setup=SETUP) as server:
+        for name in names:
+            procs.start(name, "actor.bots.tankroyale.opponents", name, "--server", server.url, "--seed", "11")
+        with Controller(server.url) as ctl:
+            as_processes = observed(ctl, names)
+        assert server.stats["skipped_turns"] == 0
+    with run_server(port=0, seed=5, setup=SETUP, house=names, house_seed=11) as server:
+        with Controller(server.url) as ctl:
+            in_house = observed(ctl, names)
+        assert server.stats["connections"] == 1  # the controller alone: no bot connected
+    assert len(as_processes[0]) > 100 and len(as_processes[1]) == 3
+    assert in_house == as_processes
+
+
+def test_house_bots_join_the_bot_list_and_a_game_needs_no_connection() -> None:
+    with run_server(port=0, seed=1, setup=Setup(number_of_rounds=1), house=["SpinBot", "SittingDuck"]) as server:
+        with Controller(server.url) as ctl:
+            bots = ctl.wait_for_bots(["SpinBot", "SittingDuck"], timeout=5)
+            assert [(b["host"], b["port"]) for b in bots] == [(HOST, 1), (HOST, 2)]
+            game = ctl.play(Setup(number_of_rounds=1), ["SpinBot", "SittingDuck"], timeout=60)
+        stats = server.stats
+    assert [r["name"] for r in game.results][0] == "SpinBot"  # it fires at what it scans; the duck never does
+    assert stats["games_ended"] == 1 and stats["skipped_turns"] == 0 and stats["intents"] >= 2 * stats["turns"] - 10
+
+
+def test_a_house_bot_beside_a_connected_one_with_another_seed_plays_other_rounds() -> None:
+    """The seed is the only chance: another house seed, another game (the twin test's equality is no accident)."""
+    def game(seed: int) -> list[tuple]:
+        with run_server(port=0, seed=2, setup=SETUP, house=["RandomBot", "SittingDuck"], house_seed=seed) as server:
+            with Controller(server.url) as ctl:
+                return observed(ctl, ["RandomBot", "SittingDuck"])[0]
+    assert game(1) == game(1)
+    assert game(1) != game(2)
+
+
+def test_the_server_refuses_an_unknown_house_bot_in_one_line() -> None:
+    out = subprocess.run([sys.executable, "-m", "actor.bots.tankroyale.server", "--port", "0", "--house", "Nobody"],
+                         capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert out.returncode == 2
+    assert out.stderr.strip().count("\n") == 0 and "unknown opponents ['Nobody']" in out.stderr
+    with pytest.raises(ValueError, match="unknown opponent 'Nobody'"):
+        run_server(port=0, house=["Nobody"])
