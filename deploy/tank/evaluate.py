@@ -116,11 +116,15 @@ def comparison(results: dict[str, dict[str, Any]]) -> str | None:
 def evaluate(checkpoint: str | None, opponent: str, rounds: int, seed: int = 0, baselines: bool = True,
              tps: int = -1, log_dir: Path | None = None, timeout_s: float = 3600.0,
              replay: Path | None = None, config: str | None = None,
-             fixed_action: Sequence[float] | None = None) -> dict[str, dict[str, Any]]:
+             fixed_action: Sequence[float] | None = None,
+             opponent_processes: bool = False, turn_timeout_ms: float = 30.0) -> dict[str, dict[str, Any]]:
     """Win rates of our tank (and the baselines) against `opponent`; {side: summary}. Stops everything it starts.
     `replay`: a folder for a page per round our tank played; `config`: the TOML the tanks read [controls] from;
     `fixed_action`: the constant-action side's action (default: its form's, constant_action; ValueError when
-    the form has none). `log_dir`: where the bot processes log; without one, a temp directory removed when the
+    the form has none). `opponent_processes`: the scripted bots (the opponent, HeadOnBot and RandomBot) as bot
+    processes on the official bot API rather than played by the server (house.py: the same rounds, less CPU).
+    `turn_timeout_ms`: how long a turn waits for a late bot (a test's games are exact only when none is late).
+    `log_dir`: where the bot processes log; without one, a temp directory removed when the
     evaluation ends well. EvalFailed (the reason in one line, and the log to read) when an arena fails."""
     from actor.bots.tankroyale.server import run_server
 
@@ -132,13 +136,15 @@ def evaluate(checkpoint: str | None, opponent: str, rounds: int, seed: int = 0, 
     log_dir.mkdir(parents=True, exist_ok=True)
     children = Children(log_dir)
     sides = ([OURS] if checkpoint else []) + ([FIXED, *BASELINES] if baselines else [])
-    setup = Setup(number_of_rounds=rounds)
+    setup = Setup(number_of_rounds=rounds, turn_timeout_us=int(turn_timeout_ms * 1000))  # 30 ms: the game's own
     servers: list[Any] = []
     arenas: list[Any] = []
     records: dict[str, list[Any]] = {side: [] for side in sides}
     try:
         for i, side in enumerate(sides):
-            server = run_server(tps=tps, seed=seed, setup=setup)  # the same seed: the same battles for each side
+            scripted = ([(side, seed)] if side in BASELINES else []) + [(opponent, seed + 1)]  # in the bot ids' order
+            house = [] if opponent_processes else scripted  # played by the server, seeded as their processes are
+            server = run_server(tps=tps, seed=seed, setup=setup, house=house)  # one seed: the same battles each side
             servers.append(server)
             if side == OURS:
                 children.start(side, "deploy", "tank", "--eval", "--checkpoint", str(checkpoint), "--server", server.url,
@@ -149,10 +155,9 @@ def evaluate(checkpoint: str | None, opponent: str, rounds: int, seed: int = 0, 
                 children.start(side, "deploy", "tank", f"--fixed-action={','.join(repr(float(v)) for v in action)}",
                                "--server", server.url, "--name", FIXED, "--retry-s", "30",
                                *(["--config", config] if config else []))
-            else:
-                children.start(side, "actor.bots.tankroyale.opponents", side, "--server", server.url, "--seed", str(seed))
-            children.start(f"{side}-vs-{opponent}", "actor.bots.tankroyale.opponents", opponent, "--server", server.url,
-                           "--seed", str(seed + 1))
+            for k, (name, bot_seed) in enumerate(scripted if opponent_processes else ()):
+                children.start(f"{side}-vs-{opponent}" if k == len(scripted) - 1 else side,
+                               "actor.bots.tankroyale.opponents", name, "--server", server.url, "--seed", str(bot_seed))
             played = [False]
 
             def once(played: list[bool] = played) -> bool:
@@ -197,6 +202,9 @@ def parser() -> argparse.ArgumentParser:
                    "body turn, aim, fire power) every decision instead of its form's own (FIXED_ACTIONS in "
                    "actor/bots/tankroyale/baseline.py); a value that starts with '-' takes '=': "
                    "--fixed-action=-4,0,0,2")
+    p.add_argument("--opponent-processes", action="store_true", help="run the scripted bots (the opponent, "
+                   "HeadOnBot, RandomBot) as bot processes on the official bot API, as outside bots are; by default "
+                   "our server plays them itself (the same rounds, less CPU)")
     p.add_argument("--out", help="write the results here as JSON")
     p.add_argument("--config", help="the run's TOML: our tank and the constant action play with its [controls] (the "
                    "action's form it was trained with; default: TankControls' defaults, which tank-train's "
@@ -220,7 +228,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         results = evaluate(args.checkpoint, args.opponent, args.rounds, args.seed, not args.no_baselines, args.tps,
                            log_dir=logs, replay=Path(args.replay) if args.replay else None, config=args.config,
-                           fixed_action=None if action is None else action.tolist())
+                           fixed_action=None if action is None else action.tolist(),
+                           opponent_processes=args.opponent_processes)
     except KeyboardInterrupt:
         write_out(args, action, {}, logs, interrupted=True)
         print(f"saclstm tank-eval: stopped; the battles' logs are in {logs}", file=sys.stderr)

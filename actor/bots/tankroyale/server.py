@@ -98,8 +98,9 @@ class ServerConfig:
     setup: Setup = field(default_factory=Setup)
     handshake_timeout_s: float = 10.0
     max_message_bytes: int = 1 << 20
-    house: tuple[str, ...] = ()  # scripted opponents this server plays itself (house.py)
-    house_seed: int = 0  # their chance: round r of a game plays rng([house_seed, r]), as their bot processes do
+    house: tuple[str | tuple[str, int], ...] = ()  # scripted opponents this server plays itself (house.py): a name,
+    house_seed: int = 0  # seeded with house_seed (round r of a game plays rng([seed, r]), as their bot processes
+    # do with --seed), or (name, seed)
 
 
 @dataclass(eq=False)
@@ -162,10 +163,11 @@ class GameServer:
         self.tps = config.tps
         self.last_setup: dict[str, Any] | None = None
         self._tasks: set[asyncio.Task] = set()
-        self.house = [self._house_bot(name, port) for port, name in enumerate(config.house, 1)]
+        self.house = [self._house_bot(bot, port) for port, bot in enumerate(config.house, 1)]
 
-    def _house_bot(self, name: str, port: int) -> Client:
-        bot, session_id = HouseBot(name, self.config.house_seed), p.new_session_id()
+    def _house_bot(self, entry: str | tuple[str, int], port: int) -> Client:
+        name, seed = (entry, self.config.house_seed) if isinstance(entry, str) else entry
+        bot, session_id = HouseBot(name, seed), p.new_session_id()
         return Client(None, session_id, HOST, port, "bot", bot.handshake(session_id), house=bot)
 
     # -- connections --------------------------------------------------------------------------
@@ -640,9 +642,9 @@ def run_server(host: str = "127.0.0.1", port: int = 0, *, bot_secrets: str | Ite
                controller_secrets: str | Iterable[str] | None = None, tps: int = -1, seed: int = 0,
                setup: Setup | None = None, engine_factory: EngineFactory | None = None,
                game_types: Iterable[str] = p.GAME_TYPES, handshake_timeout_s: float = 10.0,
-               house: Iterable[str] = (), house_seed: int = 0) -> ServerHandle:
+               house: Iterable[str | tuple[str, int]] = (), house_seed: int = 0) -> ServerHandle:
     """Start a server on a thread; port 0 picks a free one (read it from `.port`). `house`: scripted opponents
-    it plays itself (house.py), seeded with `house_seed`."""
+    it plays itself (house.py), by name (seeded with `house_seed`) or as (name, seed)."""
     config = ServerConfig(host=host, port=port, bot_secrets=_secrets(bot_secrets),
                           controller_secrets=_secrets(controller_secrets), game_types=tuple(game_types), tps=tps,
                           seed=seed, setup=setup or Setup(), handshake_timeout_s=handshake_timeout_s,
