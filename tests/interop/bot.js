@@ -15,6 +15,7 @@ const zmq = require('zeromq');
 const { ProtocolError, WireArray, decode, encode } = require('./protocol');
 const { Policy } = require('./policy');
 const { DriftEnv } = require('./env');
+const { mayStep } = require('./flow');
 
 const BOT = 'js0';
 const FLUSH_STEPS = 32;
@@ -57,7 +58,8 @@ class Link {
     this.seq = 0;
     this.hellos = 0;
     this.sent = 0; // experience steps handed to the socket
-    this.sentThisSession = 0; // the same, since the learner's session last changed (flow control)
+    this.sentThisSession = 0; // the same, since the learner's session last changed (flow control, 1.1)
+    this.taken = 0; // steps taken since the session last changed, sent or buffered, less dropped (flow control)
     this.dropped = 0; // experience steps the full queue refused
     this.msgs = { sent: 0, dropped: 0 };
     this.socket = new zmq.Push({ sendHighWaterMark: 1000, sendTimeout: 0, linger: 2000 });
@@ -74,6 +76,7 @@ class Link {
       if (err.code !== 'EAGAIN') throw err;
       this.msgs.dropped += 1;
       this.dropped += steps;
+      this.taken = Math.max(0, this.taken - steps); // never reach the learner, so never settle
       return false;
     }
     this.msgs.sent += 1;
@@ -161,6 +164,7 @@ class Bot {
     this.episodes = 0;
     this.heartbeats = 0;
     this.waits = 0;
+    this.stood = { books: null, at: 0, free: false }; // the books the flow timeout watches, since when
     this.lastBeat = 0;
     this.log = [];
     this.frames = {};
@@ -191,6 +195,7 @@ class Bot {
       this.inbox.sessionChanged = false;
       console.error('learner restarted: hello again');
       this.link.sentThisSession = 0;
+      this.link.taken = 0;
       await this.hello();
     }
     if (Date.now() - this.lastBeat >= HEARTBEAT_EVERY_MS) {
@@ -201,23 +206,38 @@ class Bot {
     }
   }
 
-  /** SPEC flow control: may this actor take a step, given the newest `progress`? */
+  /** SPEC flow control (flow.js): may this actor take a step, given the newest `progress`? */
   mayStep() {
-    const p = this.inbox.progress;
-    if (this.opts.flow !== 'rate-limited' || !p) return true;
-    const perSender = p.per_sender ?? {};
-    const inFlight = Math.max(0, this.link.sentThisSession - Number(perSender[this.link.sender] ?? 0));
-    const consumed = Number(p.learning_starts) + Number(p.grad_steps) / p.utd;
-    const slack = consumed + this.opts.flowTolerance - Number(p.received);
-    const k = Math.max(1, Object.keys(perSender).length);
-    return inFlight === 0 || inFlight < slack / k;
+    if (this.opts.flow !== 'rate-limited') return true;
+    return mayStep(this.inbox.progress, this.link.sender, this.link.taken, this.opts.flowTolerance,
+      this.link.sentThisSession);
   }
 
-  /** Waits (heartbeats going on) until flow control lets this actor step, or the learner is silent too long. */
+  /** The books the flow timeout watches: session, received, grad_steps and this sender's settled count. */
+  books() {
+    const p = this.inbox.progress;
+    if (!p) return '';
+    const own = (p.settled ?? p.per_sender ?? {})[this.link.sender];
+    return [p.session, p.received, p.grad_steps, own].map(String).join('/');
+  }
+
+  /** Waits (heartbeats going on) until flow control lets this actor step. What the books cannot show ends on
+   *  the timeout: a learner silent that long, or books that stood still that long while it waited, which then
+   *  keep it going until they move. */
   async paced() {
+    const since = Date.now();
     while (!this.mayStep()) {
-      if (Date.now() - this.inbox.progressAt > FLOW_TIMEOUT_MS) {
+      const books = this.books();
+      if (books !== this.stood.books) this.stood = { books, at: Date.now(), free: false };
+      if (this.stood.free) return;
+      const now = Date.now();
+      if (now - this.inbox.progressAt > FLOW_TIMEOUT_MS) {
         console.error(`no progress from the learner for ${FLOW_TIMEOUT_MS} ms: stepping on`);
+        return;
+      }
+      if (books && now - Math.max(this.stood.at, since) > FLOW_TIMEOUT_MS) {
+        console.error(`the learner's books stood still for ${FLOW_TIMEOUT_MS} ms while this bot waited: stepping on`);
+        this.stood.free = true;
         return;
       }
       this.waits += 1;
@@ -239,6 +259,10 @@ class Bot {
     let ret = 0;
     let batch = null;
     for (let t = 0; ; t++) {
+      if (batch && batch.rows.length && !this.mayStep()) { // about to wait: send what it took, so it can settle
+        await this.flush(episode, batch);
+        batch = null;
+      }
       await this.paced();
       if (!batch) batch = this.newBatch(t, state, policy, record.steps);
       const out = policy.step(obs, pa, pr, state);
@@ -246,6 +270,7 @@ class Bot {
       const action = policy.act(out, eps).map(Math.fround);
       const next = this.env.step(action);
       this.steps += 1;
+      this.link.taken += 1;
       const last = this.steps >= this.opts.steps;
       const truncated = next.truncated || (last && !next.terminated); // out of steps: cut the episode
       batch.rows.push({ obs, action, reward: next.reward, nextObs: next.obs, terminated: next.terminated, truncated });

@@ -4,12 +4,14 @@
  *   valid vectors decode to their kind, and re-encode (as this bot encodes) to the same message;
  *   invalid ones are rejected with the reason the vector names;
  *   forward.json or forward_memoryless.json (when given): one policy step after another gives the expected mean
- *   and action (the policy resets its state per step where the arch is memoryless).
+ *   and action (the policy resets its state per step where the arch is memoryless);
+ *   the flow vector: after each `progress`, flow.js lets the bot take the steps the vector names.
  * Usage: node check_vectors.js VECTORS_JSON [FORWARD_JSON]; prints one JSON summary line, exit 1 on any failure.
  */
 const fs = require('fs');
 const { decode, encode, ProtocolError, WireArray } = require('./protocol');
 const { Policy } = require('./policy');
+const { mayTake } = require('./flow');
 
 /** A decoded message as comparable text (arrays with their dtype, shape and bytes; BigInts as digits). */
 function canonical(msg) {
@@ -66,6 +68,25 @@ function checkForward(fwd) {
   return { steps: fwd.steps.length, worst, failure: failures.join('; ') || null };
 }
 
+/** The flow vector's steps, `taken` counted as the SPEC counts it; a failure per entry that differs. */
+function checkFlow(flow) {
+  const failures = [];
+  let taken = 0, session = null;
+  for (const entry of flow.steps) {
+    let got = 0;  // no progress read yet: wait
+    if (entry.progress !== null) {
+      const progress = decode(Buffer.from(entry.progress, 'hex'));
+      const now = String(progress.session);
+      if (session !== null && now !== session) taken = 0;
+      session = now;
+      got = mayTake(progress, flow.sender, taken, flow.tolerance);
+    }
+    if (got !== entry.may_take) failures.push(`flow ${entry.name}: may take ${got}, not ${entry.may_take}`);
+    taken += entry.then.sent;
+  }
+  return failures;
+}
+
 function main() {
   const [vectorsPath, forwardPath] = process.argv.slice(2);
   const vectors = JSON.parse(fs.readFileSync(vectorsPath, 'utf8'));
@@ -79,7 +100,9 @@ function main() {
     const why = checkInvalid(v);
     if (why) failures.push(`invalid ${v.name}: ${why}`);
   }
-  const summary = { valid: vectors.valid.length, invalid: vectors.invalid.length, forward: null, failures };
+  if (vectors.flow) failures.push(...checkFlow(vectors.flow));
+  const summary = { valid: vectors.valid.length, invalid: vectors.invalid.length,
+                    flow: vectors.flow ? vectors.flow.steps.length : 0, forward: null, failures };
   if (forwardPath && fs.existsSync(forwardPath)) {
     let fwd;
     try {

@@ -176,6 +176,7 @@ class StandIn:
         self.seq = 0
         self.sender = sender
         self.acknowledge = False  # per_sender follows what arrived, as a learner's does
+        self.settle = False  # 1.2: settled follows what arrived too (with acknowledge)
         self.bot = subprocess.Popen([node, "bot.js", "--ingest", f"tcp://127.0.0.1:{ingest}", "--weights",
                                      f"tcp://127.0.0.1:{weights}", "--sender", sender, *bot_args],
                                     cwd=HERE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -185,6 +186,8 @@ class StandIn:
         self.seq += 2
         if self.acknowledge:
             self.progress["per_sender"] = {self.sender: self.steps()}
+            if self.settle:
+                self.progress["settled"] = {self.sender: self.steps()}
         self.pub.send_multipart([b"weights", self.frame])
         self.pub.send_multipart([b"progress", encode(Progress("learner", self.seq, **self.progress))])
         while self.pull.poll(20):
@@ -254,3 +257,36 @@ def test_js_bot_flow_control_holds_and_releases(node: str) -> None:
         learner.close()
     assert learner.steps() == 400
     assert "stepping on" not in err, "the bot went on only because the learner seemed silent"
+
+
+def held_steps(learner: StandIn, still_s: float = 0.5, timeout: float = 30) -> int:
+    """Tick until the bot's steps stood still for `still_s`; the steps that arrived."""
+    deadline = time.monotonic() + timeout
+    held_since, held = time.monotonic(), -1
+    while time.monotonic() < deadline:
+        learner.tick()
+        if learner.steps() != held:
+            held_since, held = time.monotonic(), learner.steps()
+        elif time.monotonic() - held_since >= still_s:
+            break
+    return held
+
+
+def test_js_bot_keeps_the_1_2_rule_with_a_learner_that_settles(node: str) -> None:
+    """SPEC 1.2 flow control with `settled`: a sender the learner does not list takes no step; once listed, it may
+    take a step only while fewer than min(slack, tol) / k = min(108, 8) / 2 = 4 of its steps are unsettled
+    (tolerance 8, learning_starts 100, two senders listed), sends the short batch it holds while it waits (so that
+    it can settle: 4 arrive, not 0 or a full batch of 32), and steps on as they settle, never by a timeout."""
+    learner = StandIn(node, "js-4", "--steps", "400", "--pace-ms", "0", "--flow", "rate-limited",
+                      "--flow-tolerance", "8")
+    learner.progress.update(learning_starts=100, per_sender={}, settled={"someone-else": 0})
+    try:
+        assert held_steps(learner, still_s=1.0) == 0, "stepped while the learner did not list it"
+        learner.progress["settled"] = {"someone-else": 0, "js-4": 0}  # k = 2: a share of 4
+        assert held_steps(learner) == 4  # a step with 0, 1, 2 or 3 unsettled (< 4), then it waits with 4 sent
+        learner.acknowledge = learner.settle = True
+        err = learner.finish()
+    finally:
+        learner.close()
+    assert learner.steps() == 400
+    assert "stepping on" not in err, err
