@@ -18,6 +18,13 @@ Two comparisons, kept apart because they answer different questions:
   per use: the actor on obs and again on next obs, each critic for its loss
   and again for the actor's). Design and implementation together.
 
+And how near the update is to its kernels (`kernel_fraction_h64`, `_h128`, `_h256`): every aten op one
+update of ours dispatches is recorded (a TorchDispatchMode, below autograd, so the backward's ops too), and
+the kernels among them (the LSTM unrolls forward and backward, every matrix product of the heads and of the
+gradients) are replayed alone, the same ops on the same shapes, called one after another with nothing
+between them. Kernels' time over the update's, both timed in alternating slices of the same run. What the
+rest is: Python, the autograd graph, small-tensor ops (the op counts are printed).
+
 For information also the original Nim bot's critic design (the action goes into the
 LSTM, so every new action costs an unroll), written the same plain way.
 Last line: one JSON object.
@@ -32,6 +39,7 @@ import time
 import torch
 from torch import nn
 from torch.nn import functional as F
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from learner.config import LearnerConfig
 from learner.networks import Arch, squashed_log_prob
@@ -206,6 +214,58 @@ def lstm_unrolls(modules: list[nn.Module], update, b: Batch) -> int:
     return calls[0]
 
 
+# The kernels of an update: the LSTM layers' own (forward and backward, mkldnn's or the fused cells') and the matrix
+# products (the heads', the input layers', and their gradients').
+KERNELS = ("aten.mm.", "aten.addmm.", "aten.bmm.", "aten.baddbmm.", "aten.mkldnn_rnn_layer", "aten._thnn_fused_lstm",
+           "aten.lstm")
+
+
+class Recorder(TorchDispatchMode):
+    """Every aten op dispatched while active, counted; the kernels' calls kept with copies of their inputs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ops = 0
+        self.calls: list[tuple] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN204
+        kwargs = kwargs or {}
+        self.ops += 1
+        if str(func).startswith(KERNELS):
+            copy = (lambda x: x.detach().clone() if isinstance(x, torch.Tensor) else x)  # noqa: E731
+            self.calls.append((func, torch.utils._pytree.tree_map(copy, args),
+                               torch.utils._pytree.tree_map(copy, kwargs)))
+        return func(*args, **kwargs)
+
+
+def kernel_fraction(sac: SAC, b: Batch, seconds: float) -> dict[str, float]:
+    """The update's kernels replayed alone, against the update, in alternating slices of `seconds` in all."""
+    sac.update(b)
+    with Recorder() as rec:
+        sac.update(b)
+    calls = rec.calls
+
+    def replay(_: Batch) -> None:
+        for func, args, kwargs in calls:
+            func(*args, **kwargs)
+    update_n = kernels_n = 0
+    update_s = kernels_s = 0.0
+    for _ in range(4):
+        for fn, which in ((sac.update, "u"), (replay, "k")):
+            fn(b)
+            n, start = 0, time.perf_counter()
+            while time.perf_counter() - start < seconds / 8:
+                fn(b)
+                n += 1
+            if which == "u":
+                update_n, update_s = update_n + n, update_s + time.perf_counter() - start
+            else:
+                kernels_n, kernels_s = kernels_n + n, kernels_s + time.perf_counter() - start
+    update_ms, kernels_ms = 1000 * update_s / update_n, 1000 * kernels_s / kernels_n
+    return {"fraction": kernels_ms / update_ms, "update_ms": update_ms, "kernels_ms": kernels_ms, "ops": rec.ops,
+            "kernel_ops": len(calls)}
+
+
 def ours(h: int, torso: str, amp: bool, target_torso: bool = True) -> SAC:
     arch = Arch(OBS, ACT, hidden=h, prev_action=False, prev_reward=False, act_low=(-1.0,) * ACT, act_high=(1.0,) * ACT)
     return SAC(arch, SACConfig(amp=amp, torso=torso, target_torso=target_torso))
@@ -235,6 +295,12 @@ def main() -> None:
         figures[f"updates_per_s_h{h}"] = rate(ours(h, default, args.amp).update, b, args.seconds)
         print(f"saclstm   h={h:<4} {figures[f'updates_per_s_h{h}']:7.1f} updates/s "
               f"({1000 / figures[f'updates_per_s_h{h}']:.1f} ms)  torso = {default} (the default)", flush=True)
+    for h in (64, 128, 256):
+        k = kernel_fraction(ours(h, default, args.amp), b, args.seconds)
+        figures[f"kernel_fraction_h{h}"] = k["fraction"]
+        print(f"saclstm   h={h:<4} kernels alone {k['kernels_ms']:.2f} ms of the update's {k['update_ms']:.2f} ms: "
+              f"kernel fraction {k['fraction']:.2f} ({k['kernel_ops']} kernel calls among {k['ops']} aten ops)",
+              flush=True)
     other = next(t for t in TORSOS if t != default)
     figures[f"{other}_torso_updates_per_s_h256"] = rate(ours(256, other, args.amp).update, b, args.seconds)
     print(f"saclstm   h=256  {figures[f'{other}_torso_updates_per_s_h256']:7.1f} updates/s  torso = {other}", flush=True)
