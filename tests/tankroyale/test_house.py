@@ -6,6 +6,8 @@ server on its thread and our controller on a real WebSocket.
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 
@@ -119,3 +121,27 @@ def test_tank_eval_plays_the_same_rounds_with_the_scripted_bots_in_the_server_as
         if runs[-1] == house:
             return
     pytest.fail(f"no run with bot processes played the house's rounds: {house} vs {runs}")
+
+
+def test_a_game_ends_when_its_last_connected_bot_leaves_whatever_house_bots_are_left(procs) -> None:  # noqa: ANN001
+    """Our side's process killed mid-round against a house bot: the game is aborted (a crashed tank's rounds are not
+    played out as losses), and the server plays the next game with the same house bot."""
+    from actor.bots.tankroyale.controller import GameAborted
+
+    from tests.tankroyale.test_server import start_bot
+
+    setup = Setup(number_of_rounds=3)
+    with run_server(port=0, seed=1, setup=setup, house=["SpinBot"]) as server:
+        victim = start_bot(procs, server.url, "walk", "Victim", "")
+
+        def kill_at_turn_10(msg: dict) -> None:
+            if msg["turnNumber"] == 10 and victim.poll() is None:
+                os.killpg(victim.pid, signal.SIGKILL)
+        with Controller(server.url) as ctl:
+            with pytest.raises(GameAborted):
+                ctl.play(setup, ["Victim", "SpinBot"], on_tick=kill_at_turn_10, timeout=60)
+            stats = server.stats
+            assert stats["games_aborted"] == 1 and stats["bots_left_in_game"] == 1 and stats["rounds"] == 0
+            start_bot(procs, server.url, "walk", "Next", "")
+            game = ctl.play(Setup(number_of_rounds=1), ["Next", "SpinBot"], timeout=60)
+    assert [r["roundNumber"] for r in game.rounds] == [1]

@@ -28,7 +28,8 @@ types), a message the client's role may not send, a wrong secret or session id: 
 per connection), counted in `stats`, dropped; an unidentified connection that sends one is closed
 (1008), as is any connection sending a frame over `max_message_bytes` (1009, counted as malformed).
 A bot that disconnects mid-game stands still from then on (as the official server zeroes its intent),
-the others play on; the game is aborted only when all of its bots have gone.
+the others play on; the game is aborted only when all of its connected bots have gone (house bots alone
+play for no one).
 
 Where this server differs from the official one (1.x, as read from its sources):
 - Rules, scores and start positions are engine.py's; the random start positions come from the seed
@@ -144,6 +145,9 @@ class Game:
     def connected(self) -> set[int]:
         return set(self.bots) - self.left
 
+    def house_ids(self) -> set[int]:
+        return {i for i, c in self.bots.items() if c.house is not None}
+
     def all_intents_in(self) -> bool:
         return (self.alive - self.left) <= self.sent
 
@@ -258,8 +262,8 @@ class GameServer:
             game.left.add(client.bot_id)
             self.stats["bots_left_in_game"] += 1
             game.wake.set()
-            if not game.connected:
-                self._abort(game, "all bots left")
+            if not game.connected - game.house_ids():  # house bots alone play for no one: abort as when all left
+                self._abort(game, "all bots left" if not game.connected else "every connected bot left")
         self._broadcast(self._watchers(), self._bot_list())
 
     # -- bots and controllers -----------------------------------------------------------------
