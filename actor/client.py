@@ -81,8 +81,9 @@ class BotClient:
         if self.state is None:
             self.state = self.policy.initial_state()
         self._pre_state = self.state
+        sampled_eval = self.eval_mode and self.cfg.eval_sample  # its noise from this bot's seed: repeatable
         action, self.state = self.policy.act(np.asarray(obs, np.float32), self.prev_unit, self.prev_reward, self.state,
-                                             self.eval_mode)
+                                             self.eval_mode and not sampled_eval, self._rng if sampled_eval else None)
         return action
 
     def step(self, obs, action, reward: float, next_obs, terminated: bool, truncated: bool) -> None:

@@ -42,6 +42,8 @@ class ActorConfig:
     bots: int = _f(1, "bots (environment instances) this actor runs")
     obs_mask: tuple[int, ...] = _f((), "observation indices to keep, e.g. 2 for Pendulum-V; empty = all")
     eval_mode: bool = _f(False, "deterministic actions, send no experience (SACLSTM_EVAL_MODE)")
+    eval_sample: bool = _f(False, "in eval mode, sample each action from the policy as training does instead of "
+                                  "playing its mean (a mixed strategy, against opponents that learn where one goes)")
     flow: str = _f("", "realtime (never wait, drop when full) or rate-limited; empty = rate-limited for the daemon, realtime for embedded bots")
     flow_tolerance: int = _f(64, "steps the actors may run ahead of the learner at its target UTD (at least 1 / utd is used)")
     flow_timeout_s: float = _f(10.0, "silence from the learner (or its books standing still while an actor waits) "

@@ -96,8 +96,10 @@ class ActorDaemon:
     def run(self) -> None:
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: self.stop_event.set())
-        mode = "eval (deterministic, sends no experience)" if self.cfg.eval_mode else (
-            "realtime" if self.link.realtime else "rate-limited")
+        if self.cfg.eval_mode:
+            mode = f"eval ({'sampled' if self.cfg.eval_sample else 'deterministic'}, sends no experience)"
+        else:
+            mode = "realtime" if self.link.realtime else "rate-limited"
         log.info("actor %s: %d bot(s) on %s, obs %s, mode %s", self.link.sender, len(self.envs), self.cfg.env,
                  [int(i) for i in self.envs[0].idx], mode)
         if self.cfg.eval_mode and not self._await_weights(30.0):

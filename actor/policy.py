@@ -83,14 +83,16 @@ class LocalPolicy:
         return head[:a], np.clip(head[a:], arch.log_std_min, arch.log_std_max), (h, c)
 
     def act(self, obs: np.ndarray, prev_action: np.ndarray, prev_reward: float, state: State,
-            deterministic: bool) -> tuple[np.ndarray, State]:
-        """Action in environment units and the next (h, c). `prev_action` is in [-1, 1]."""
+            deterministic: bool, rng: np.random.Generator | None = None) -> tuple[np.ndarray, State]:
+        """Action in environment units and the next (h, c). `prev_action` is in [-1, 1]. `rng`: the noise's source
+        when sampling (default: this policy's own, shared by the bots it serves)."""
         mean, log_std, state = self.forward(obs, prev_action, prev_reward, state)
         if deterministic:
             unit = np.tanh(mean)
         else:
             a = self.arch.act_dim
-            unit = np.tanh(mean + np.exp(log_std) * self._rng.standard_normal(a).astype(np.float32))
+            noise = (rng or self._rng).standard_normal(a).astype(np.float32)
+            unit = np.tanh(mean + np.exp(log_std) * noise)
         return self.to_env(unit), state
 
     def to_env(self, unit: np.ndarray) -> np.ndarray:

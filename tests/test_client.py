@@ -181,3 +181,25 @@ def test_flow_control_never_holds_back_an_actor_with_nothing_in_flight() -> None
         assert link._may_step(ahead)
     finally:
         link.close()
+
+
+def test_eval_sample_plays_sampled_actions_repeatably_for_a_seed() -> None:
+    """eval_sample: the policy's own distribution (not its mean), the noise from the bot's seed (two bots of one seed
+    play the same actions, another seed others)."""
+    from actor.policy import LocalPolicy
+
+    frame = weights(3)  # one network for every bot below
+
+    def actions(seed: int, sample: bool = True) -> list[np.ndarray]:
+        bot = client("tcp://127.0.0.1:9", eval_mode=True, eval_sample=sample, seed=seed)
+        try:
+            bot.link.weights._policy = LocalPolicy(frame)
+            bot.new_episode()
+            return [bot.act(np.full(3, 0.1 * t, np.float32)) for t in range(8)]
+        finally:
+            bot.close()
+    mean = actions(1, sample=False)
+    assert np.allclose(mean, actions(2, sample=False)), "without eval_sample the mean, whatever the seed"
+    a, b = actions(1), actions(1)
+    assert np.allclose(a, b), "one seed, one stream of actions"
+    assert not np.allclose(a, mean) and not np.allclose(a, actions(2))

@@ -4,7 +4,7 @@
 
 Four matchups play the same battles (one game of `rounds` rounds each, the same server seed, so the
 same start positions): our tank (deterministic policy from the checkpoint, eval mode: no experience
-leaves it, no learner needed) against the opponent, then in our tank's place the constant action of its
+leaves it, no learner needed; `--sample`: actions sampled from the policy, seeded) against the opponent, then in our tank's place the constant action of its
 form ("constant-action": `saclstm tank --fixed-action`, one action every decision through the same
 [controls], no network; actor/bots/tankroyale/baseline.py), HeadOnBot and RandomBot. Much of a tank's win
 rate comes from its controls, not from learning: the constant action is what the controls alone win, so
@@ -117,12 +117,14 @@ def evaluate(checkpoint: str | None, opponent: str, rounds: int, seed: int = 0, 
              tps: int = -1, log_dir: Path | None = None, timeout_s: float = 3600.0,
              replay: Path | None = None, config: str | None = None,
              fixed_action: Sequence[float] | None = None,
-             opponent_processes: bool = False, turn_timeout_ms: float = 30.0) -> dict[str, dict[str, Any]]:
+             opponent_processes: bool = False, turn_timeout_ms: float = 30.0,
+             sample: bool = False) -> dict[str, dict[str, Any]]:
     """Win rates of our tank (and the baselines) against `opponent`; {side: summary}. Stops everything it starts.
     `replay`: a folder for a page per round our tank played; `config`: the TOML the tanks read [controls] from;
     `fixed_action`: the constant-action side's action (default: its form's, constant_action; ValueError when
     the form has none). `opponent_processes`: the scripted bots (the opponent, HeadOnBot and RandomBot) as bot
     processes on the official bot API rather than played by the server (house.py: the same rounds, less CPU).
+    `sample`: our tank samples each action from its policy (seeded with `seed`) instead of playing the mean.
     `turn_timeout_ms`: how long a turn waits for a late bot (a test's games are exact only when none is late).
     `log_dir`: where the bot processes log; without one, a temp directory removed when the
     evaluation ends well. EvalFailed (the reason in one line, and the log to read) when an arena fails."""
@@ -150,6 +152,7 @@ def evaluate(checkpoint: str | None, opponent: str, rounds: int, seed: int = 0, 
                 children.start(side, "deploy", "tank", "--eval", "--checkpoint", str(checkpoint), "--server", server.url,
                                "--name", OURS, "--actor-id", "tank-eval", "--ingest", f"tcp://127.0.0.1:{free_port()}",
                                "--weights", f"tcp://127.0.0.1:{free_port()}", "--retry-s", "30",
+                               *(["--eval-sample", "true", "--seed", str(seed)] if sample else []),
                                *(["--config", config] if config else []))
             elif side == FIXED and action is not None:  # the same form: the same --config's [controls]
                 children.start(side, "deploy", "tank", f"--fixed-action={','.join(repr(float(v)) for v in action)}",
@@ -202,6 +205,9 @@ def parser() -> argparse.ArgumentParser:
                    "body turn, aim, fire power) every decision instead of its form's own (FIXED_ACTIONS in "
                    "actor/bots/tankroyale/baseline.py); a value that starts with '-' takes '=': "
                    "--fixed-action=-4,0,0,2")
+    p.add_argument("--sample", action="store_true", help="our tank samples each action from its policy, as in "
+                   "training, instead of playing the policy's mean (seeded with --seed): a mixed strategy, against "
+                   "opponents whose guns learn where a tank goes")
     p.add_argument("--opponent-processes", action="store_true", help="run the scripted bots (the opponent, "
                    "HeadOnBot, RandomBot) as bot processes on the official bot API, as outside bots are; by default "
                    "our server plays them itself (the same rounds, less CPU)")
@@ -229,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
         results = evaluate(args.checkpoint, args.opponent, args.rounds, args.seed, not args.no_baselines, args.tps,
                            log_dir=logs, replay=Path(args.replay) if args.replay else None, config=args.config,
                            fixed_action=None if action is None else action.tolist(),
-                           opponent_processes=args.opponent_processes)
+                           opponent_processes=args.opponent_processes, sample=args.sample)
     except KeyboardInterrupt:
         write_out(args, action, {}, logs, interrupted=True)
         print(f"saclstm tank-eval: stopped; the battles' logs are in {logs}", file=sys.stderr)
@@ -269,6 +275,7 @@ def write_out(args: argparse.Namespace, action: np.ndarray | None, results: dict
                                         "controls": dataclasses.asdict(controls_of(args.config))}
     done = not interrupted and error is None
     Path(args.out).write_text(json.dumps({"opponent": args.opponent, "rounds": args.rounds, "seed": args.seed,
+                                          "sampled": bool(getattr(args, "sample", False)),
                                           "checkpoint": args.checkpoint, **played, "results": results,
                                           "completed": done, "interrupted": interrupted, "error": error,
                                           "logs": str(logs) if logs is not None else None}, indent=1))
@@ -295,7 +302,8 @@ def headline(args: argparse.Namespace, action: np.ndarray | None) -> str:
     """What was played: the rounds, and who took our tank's place (the constant action with its form)."""
     from actor.bots.tankroyale.baseline import describe
 
-    line = f"{args.rounds} rounds against {args.opponent} (seed {args.seed}), deterministic, nothing sent"
+    how = "sampled from the policy" if getattr(args, "sample", False) else "deterministic"
+    line = f"{args.rounds} rounds against {args.opponent} (seed {args.seed}), {how}, nothing sent"
     if action is None:
         return line + ":"
     c = controls_of(args.config)

@@ -233,3 +233,18 @@ def test_the_bench_puts_the_constant_action_beside_each_win_rate_and_sums_up_the
     assert none == {"learned_minus_fixed_min": None, "held_out_adaptive_min_win_rate": None}
     figures = adaptive_figures(out, opponents, ["Surfer", "Dodger", "NotPlayed"], trained={"SpinBot", "Surfer"})
     assert figures == {"learned_minus_fixed_min": 0.4, "held_out_adaptive_min_win_rate": 0.6}  # Surfer was trained on
+
+
+def test_tank_eval_sample_plays_the_policy_s_distribution_the_same_for_a_seed(tmp_path: Path) -> None:
+    """--sample: our tank's actions drawn from the checkpoint's policy, seeded: the same seed plays the same rounds,
+    and they are not the deterministic rounds (a tiny random policy against SittingDuck, 2 rounds)."""
+    from deploy.tank.evaluate import evaluate
+
+    ckpt = str(tiny_checkpoint(tmp_path))
+
+    def ours(sample: bool) -> dict[str, Any]:
+        results = evaluate(ckpt, "SittingDuck", 2, seed=3, baselines=False, sample=sample, turn_timeout_ms=5000.0)
+        return {k: v for k, v in results["saclstm-tank"].items() if k != "time"}
+    sampled = ours(True)
+    assert sampled == ours(True)
+    assert sampled != ours(False)
