@@ -127,7 +127,6 @@ def test_a_game_ends_when_its_last_connected_bot_leaves_whatever_house_bots_are_
     """Our side's process killed mid-round against a house bot: the game is aborted (a crashed tank's rounds are not
     played out as losses), and the server plays the next game with the same house bot."""
     from actor.bots.tankroyale.controller import GameAborted
-
     from tests.tankroyale.test_server import start_bot
 
     setup = Setup(number_of_rounds=3)

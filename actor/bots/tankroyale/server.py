@@ -232,7 +232,8 @@ class GameServer:
     def _refuse(self, client: Client, stat: str, why: str) -> None:
         self.stats[stat] += 1
         log.warning("refused %s: %s", client.name, why)
-        self._spawn(client.ws.close(POLICY_VIOLATION, why[:120]))
+        if client.ws is not None:  # always so: only a connection is refused
+            self._spawn(client.ws.close(POLICY_VIOLATION, why[:120]))
 
     def _on_handshake(self, client: Client, msg: dict[str, Any]) -> None:
         p.check_handshake(msg)
@@ -541,7 +542,7 @@ class GameServer:
         return [ws for i in ids if (ws := game.bots[i].ws) is not None]
 
     def _watchers(self) -> list[ServerConnection]:
-        return [c.ws for c in self.clients.values() if c.kind in ("observer", "controller")]
+        return [c.ws for c in self.clients.values() if c.kind in ("observer", "controller") and c.ws is not None]
 
     def _bot_list(self) -> dict[str, Any]:
         bots = [p.bot_info(c.handshake, c.host, c.port) for c in self._bots()]

@@ -18,7 +18,6 @@ from actor.bots.tankroyale.engine import Intent
 from actor.bots.tankroyale.opponents.policy import REGISTRY, make
 from actor.bots.tankroyale.opponents.view import view_from_api
 
-
 # A new round's standing orders on the engine (and the official server): none given, nothing adjusted.
 FRESH = Intent(target_speed=0.0, turn_rate=0.0, gun_turn_rate=0.0, radar_turn_rate=0.0, adjust_gun_for_body_turn=False,
                adjust_radar_for_body_turn=False, adjust_radar_for_gun_turn=False)
