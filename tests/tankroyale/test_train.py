@@ -28,9 +28,11 @@ def config(tmp: Path) -> Path:
     path.write_text(text.replace("react = true", "react = false"))
     return path
 
+# learning_starts 8: two short rounds are 15-30 decisions (the tank plays at random until it has weights), and
+# the learner must have trained to write the checkpoint the rest reads.
 SMALL = ["--tanks", "1", "--opponents", "SittingDuck,SpinBot", "--rounds-per-game", "1", "--arena-width", "400",
          "--arena-height", "400", "--tps", "-1", "--turn-timeout-ms", "300", "--progress", "false",
-         "--learner-arg=--hidden=16", "--learner-arg=--fc=16", "--learner-arg=--learning-starts=20",
+         "--learner-arg=--hidden=16", "--learner-arg=--fc=16", "--learner-arg=--learning-starts=8",
          "--learner-arg=--batch-size=4", "--learner-arg=--save-interval=5", "--learner-arg=--capacity=20000"]
 
 
