@@ -44,6 +44,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from learner.config import LearnerConfig
 from learner.networks import Arch, squashed_log_prob
 from learner.sac import SAC, TORSOS, Batch, SACConfig
+from learner.threads import flush_denormals
 
 B, T, OBS, ACT = 16, 32, 35, 4
 
@@ -288,6 +289,7 @@ def main() -> None:
     ap.add_argument("--amp", action="store_true", help="bf16 autocast for ours (must be shown to learn as well)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
+    flush_denormals()  # as the learner does
     torch.manual_seed(0)
     b, figures = batch(), {}
     default = LearnerConfig().torso
