@@ -2,11 +2,13 @@
 
 Each opponent is a pure policy (policy.py): `reset(rng)` at a round's start, then `act(view) -> Intent`
 every turn, where the view (view.py) is the bot's own state, this turn's scans and events, and the
-arena. Two thin adapters feed it:
+arena. Three thin adapters feed it:
 
     the in-process environment   `act_on_turn(policy, bot_id, turn, arena)` reads the engine's
                                  schema-shaped dicts (env.py)
-    a real game server           `python -m actor.bots.tankroyale.opponents SpinBot --server ws://...`
+    our game server itself       a house bot (house.py, `server --house SpinBot`): the same call on the
+                                 server's turn, no process, no socket (tank-train's and tank-eval's default)
+    any game server              `python -m actor.bots.tankroyale.opponents SpinBot --server ws://...`
                                  runs it as a bot on the official Python bot API (bot.py)
 
 The modules, by what their opponents are for:
