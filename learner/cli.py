@@ -28,7 +28,10 @@ def main(argv: list[str] | None = None) -> int:
 
     prepare(cfg.threads)  # OpenMP reads its wait policy once, when torch loads: before the next line
     from learner.service import Learner  # torch loads here, after the config is known to be good
+    from learner.threads import flush_denormals
     from protocol.curve import KeyFileError
+
+    flush_denormals()  # the daemon's process and its training thread only: a process that embeds a Learner keeps its own
 
     try:
         learner = Learner(cfg)

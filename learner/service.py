@@ -42,7 +42,6 @@ from learner.replay import SequenceReplay
 from learner.sac import SAC, Batch
 from learner.state import checkpoint
 from learner.threads import apply as apply_threads
-from learner.threads import flush_denormals
 from learner.transport import Transport
 from protocol import EpisodeStart, Experience, Hello, Progress, Weights, encode
 from protocol.codec import NATIVE_DECODER
@@ -61,7 +60,6 @@ class Learner:
         self.cfg = cfg
         self.session = secrets.randbits(53)  # below 2^53: a JavaScript number holds it exactly (SPEC.md, Integers)
         self.tuner = apply_threads(cfg.threads, tune=cfg.device == "cpu")  # a GPU's update time is not the threads'
-        flush_denormals()
         torch.manual_seed(cfg.seed)
         np.seterr(invalid="ignore")  # the codec's one-dot finiteness check may see NaN on bad input
         self.transport = Transport(cfg)

@@ -21,8 +21,10 @@ one more thread to schedule. An OMP_WAIT_POLICY already in the environment is
 left as the user set it.
 
 `prepare()` runs at the learner's entry point before torch is imported (the
-wait policy is read once, when libgomp loads); `apply()` after the import,
-with `flush_denormals()` on the thread that trains.
+wait policy is read once, when libgomp loads); `apply()` after the import.
+The daemon's entry point also calls `flush_denormals()` on the thread that
+trains (not `Learner` itself: it would change the floating-point mode of a
+process that embeds one, tests among them).
 """
 
 from __future__ import annotations
