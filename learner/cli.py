@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     from learner.threads import flush_denormals
     from protocol.curve import KeyFileError
 
-    flush_denormals()  # the daemon's process and its training thread only: a process that embeds a Learner keeps its own
+    flush_denormals()  # the daemon's training thread only: a process that embeds a Learner keeps its own mode
 
     try:
         learner = Learner(cfg)

@@ -4,8 +4,8 @@
 
 Four matchups play the same battles (one game of `rounds` rounds each, the same server seed, so the
 same start positions): our tank (deterministic policy from the checkpoint, eval mode: no experience
-leaves it, no learner needed; `--sample`: actions sampled from the policy, seeded) against the opponent, then in our tank's place the constant action of its
-form ("constant-action": `saclstm tank --fixed-action`, one action every decision through the same
+leaves it, no learner needed; `--sample`: actions sampled from the policy, seeded) against the opponent,
+then in our tank's place the constant action of its form ("constant-action": `saclstm tank --fixed-action`, one action every decision through the same
 [controls], no network; actor/bots/tankroyale/baseline.py), HeadOnBot and RandomBot. Much of a tank's win
 rate comes from its controls, not from learning: the constant action is what the controls alone win, so
 what the checkpoint learned is its margin over that side, not its win rate.
@@ -144,8 +144,10 @@ def evaluate(checkpoint: str | None, opponent: str, rounds: int, seed: int = 0, 
     records: dict[str, list[Any]] = {side: [] for side in sides}
     try:
         for i, side in enumerate(sides):
-            scripted = ([(side, seed)] if side in BASELINES else []) + [(opponent, seed + 1)]  # in the bot ids' order
-            house = [] if opponent_processes else scripted  # played by the server, seeded as their processes are
+            # The scripted bots, in the bot ids' order: (log name as a process, opponent name, seed).
+            scripted = ([(side, side, seed)] if side in BASELINES else []) + [(f"{side}-vs-{opponent}", opponent,
+                                                                                seed + 1)]
+            house = [] if opponent_processes else [(name, s) for _, name, s in scripted]  # seeded as their processes
             server = run_server(tps=tps, seed=seed, setup=setup, house=house)  # one seed: the same battles each side
             servers.append(server)
             if side == OURS:
@@ -158,9 +160,9 @@ def evaluate(checkpoint: str | None, opponent: str, rounds: int, seed: int = 0, 
                 children.start(side, "deploy", "tank", f"--fixed-action={','.join(repr(float(v)) for v in action)}",
                                "--server", server.url, "--name", FIXED, "--retry-s", "30",
                                *(["--config", config] if config else []))
-            for k, (name, bot_seed) in enumerate(scripted if opponent_processes else ()):
-                children.start(f"{side}-vs-{opponent}" if k == len(scripted) - 1 else side,
-                               "actor.bots.tankroyale.opponents", name, "--server", server.url, "--seed", str(bot_seed))
+            for log_name, name, bot_seed in scripted if opponent_processes else ():
+                children.start(log_name, "actor.bots.tankroyale.opponents", name, "--server", server.url,
+                               "--seed", str(bot_seed))
             played = [False]
 
             def once(played: list[bool] = played) -> bool:
@@ -275,7 +277,7 @@ def write_out(args: argparse.Namespace, action: np.ndarray | None, results: dict
                                         "controls": dataclasses.asdict(controls_of(args.config))}
     done = not interrupted and error is None
     Path(args.out).write_text(json.dumps({"opponent": args.opponent, "rounds": args.rounds, "seed": args.seed,
-                                          "sampled": bool(getattr(args, "sample", False)),
+                                          "sampled": args.sample,
                                           "checkpoint": args.checkpoint, **played, "results": results,
                                           "completed": done, "interrupted": interrupted, "error": error,
                                           "logs": str(logs) if logs is not None else None}, indent=1))
@@ -302,7 +304,7 @@ def headline(args: argparse.Namespace, action: np.ndarray | None) -> str:
     """What was played: the rounds, and who took our tank's place (the constant action with its form)."""
     from actor.bots.tankroyale.baseline import describe
 
-    how = "sampled from the policy" if getattr(args, "sample", False) else "deterministic"
+    how = "sampled from the policy" if args.sample else "deterministic"
     line = f"{args.rounds} rounds against {args.opponent} (seed {args.seed}), {how}, nothing sent"
     if action is None:
         return line + ":"

@@ -2,7 +2,8 @@
 
     start the learner (resumes from the run's checkpoint when there is one)
     per tank, an arena: a game server (ours, on a thread here) that plays the scripted opponents itself
-        (or one bot process per opponent), the tank on the official bot API, and a controller that plays games of `rounds_per_game` rounds against each opponent in turn
+        (or one bot process per opponent), the tank on the official bot API, and a controller that plays
+        games of `rounds_per_game` rounds against each opponent in turn
     watch: rounds, win rate per opponent, mean score, skipped turns, achieved UTD; pace the game
     when `rounds` are played (or on Ctrl-C): stop the games, the tanks (final flush), the learner (final save)
     plot win rate and mean round score against rounds, per opponent; print and write the summary

@@ -41,7 +41,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--name", default="saclstm-tank", help="the tank's name in the game")
     p.add_argument("--config", help="TOML file: [actor] for the client, [tank] for reward weights, [controls] for "
                    "the action's form (TankControls; a checkpoint plays as it was trained)")
-    p.add_argument("--eval", dest="eval_flag", action="store_true", help="play the checkpoint or the learner's weights and send nothing: deterministically (the policy's mean), or sampled with --eval-sample true")
+    p.add_argument("--eval", dest="eval_flag", action="store_true", help="play the checkpoint or the learner's "
+                   "weights and send nothing: deterministically (the policy's mean), or sampled with --eval-sample true")
     p.add_argument("--fixed-action", nargs="?", const="", metavar="A,B,C,D",
                    help="play this one action (speed, body turn, aim, fire power) every decision through the "
                    "action's form ([controls]), with no network: the baseline a learned tank is measured against. "

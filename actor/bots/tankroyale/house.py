@@ -23,13 +23,13 @@ HOST = "in-process"  # the address a house bot joins the bot list with (a port p
 
 
 class HouseBot:
-    """One scripted opponent played by the server; `game_started`, then `round` and `act` on each of the round's turns."""
+    """One scripted opponent played by the server: `game_started`, then `round` and `act` on each turn of a round
+    (`round` resets the policy before its first `act`)."""
 
     def __init__(self, name: str, seed: int = 0) -> None:
         self.policy = make(name)  # ValueError for an unknown name, before the server starts
         self.name, self.seed = name, seed
         self.playing = 0  # the round being played (0: none yet in this game)
-        self.policy.reset(np.random.default_rng(seed))
 
     def handshake(self, session_id: str) -> dict[str, Any]:
         """What the bot-process twin's bot API says of it (name, version, platform...)."""

@@ -486,11 +486,11 @@ class GameServer:
 
     def _house_turn(self, game: Game, turn: Turn) -> None:
         """The house bots' intents for the next turn, in as a connected bot's would be on time."""
+        arena = (game.setup.arena_width, game.setup.arena_height)
         for bot_id, bot in game.bots.items():
             if bot.house is None or bot_id not in game.alive:
                 continue
             bot.house.round(turn.round_number)
-            arena = (game.setup.arena_width, game.setup.arena_height)
             game.pending[bot_id] = bot.house.act(bot_id, turn, arena)
             game.sent.add(bot_id)
             self.stats["intents"] += 1
@@ -677,11 +677,11 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
-async def _main_async(args: argparse.Namespace) -> GameServer:
+async def _main_async(args: argparse.Namespace, house: tuple[str, ...]) -> GameServer:
     config = ServerConfig(host=args.host, port=args.port, bot_secrets=tuple(args.bot_secret),
                           controller_secrets=tuple(args.controller_secret), tps=args.tps, seed=args.seed,
                           game_types=tuple(t for t in args.game_types.split(",") if t),
-                          house=tuple(n for n in args.house.split(",") if n), house_seed=args.house_seed)
+                          house=house, house_seed=args.house_seed)
     server = GameServer(config)
     loop = asyncio.get_running_loop()
     stop = loop.create_future()
@@ -698,12 +698,13 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from actor.bots.tankroyale.opponents import OPPONENTS
 
-    unknown = [n for n in args.house.split(",") if n and n not in OPPONENTS]
+    house = tuple(n for n in args.house.split(",") if n)
+    unknown = [n for n in house if n not in OPPONENTS]
     if unknown:
         print(f"server: --house: unknown opponents {unknown}; known: {', '.join(OPPONENTS)}", file=sys.stderr)
         return 2
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    server = asyncio.run(_main_async(args))
+    server = asyncio.run(_main_async(args, house))
     print(json.dumps({"stats": server.stats}), flush=True)
     return 0
 
