@@ -1,4 +1,5 @@
-"""Our repairs to the official bot API (actor/bots/tankroyale/botapi.py): the cached parse builds the same objects.
+"""Our repairs to the official bot API (actor/bots/tankroyale/botapi.py): the cached parse builds the same objects,
+the compact intent is the same JSON.
 
 The messages are our server's own (protocol_tr.py) over a real game of the rules engine: two bots that drive,
 turn and fire until one dies, so ticks carry bullets and every kind of event the engine makes.
@@ -16,7 +17,7 @@ pytest.importorskip("robocode_tank_royale")
 from robocode_tank_royale.bot_api.internal import json_util  # noqa: E402
 
 from actor.bots.tankroyale import protocol_tr as p  # noqa: E402
-from actor.bots.tankroyale.botapi import _PARSE_PATCHED, parse_once_per_class  # noqa: E402
+from actor.bots.tankroyale.botapi import _PARSE_PATCHED, cheaper_messages  # noqa: E402
 from actor.bots.tankroyale.engine import Engine, Intent, Participant, Setup  # noqa: E402
 
 
@@ -54,9 +55,9 @@ def game_messages() -> list[str]:
 
 
 def test_cached_parse_builds_the_objects_the_bot_api_builds() -> None:
-    parse_once_per_class()
-    parse_once_per_class()  # idempotent: the original stays the one kept
-    original = getattr(json_util, _PARSE_PATCHED)
+    cheaper_messages()
+    cheaper_messages()  # idempotent: the originals stay the ones kept
+    original = getattr(json_util, _PARSE_PATCHED)[0]
     assert json_util._from_json_object is not original
     texts = game_messages()
     kinds = {json.loads(t)["type"] for t in texts}
@@ -69,3 +70,20 @@ def test_cached_parse_builds_the_objects_the_bot_api_builds() -> None:
         fast = json_util.from_json(text)
         slow = original(obj, json_util.schema.CLASS_MAP[obj["type"]])
         same(fast, slow)
+
+
+def test_compact_intent_is_the_json_the_bot_api_writes() -> None:
+    from robocode_tank_royale import schema
+    from robocode_tank_royale.bot_api.internal import base_bot_internals
+
+    cheaper_messages()
+    original = getattr(json_util, _PARSE_PATCHED)[1]
+    assert base_bot_internals.to_json is json_util.to_json is not original  # where the bot API sends intents from
+    intents = [schema.BotIntent(type="BotIntent", turn_rate=1.5, gun_turn_rate=-2.0, radar_turn_rate=45.0,
+                                target_speed=8.0, firepower=0.1, adjust_gun_for_body_turn=True, rescan=False),
+               schema.BotIntent(type="BotIntent", body_color=schema.Color(value="#FF0000"), std_out="a\n\"b\""),
+               schema.BotIntent(type="BotIntent")]
+    for intent in intents:
+        fast = json_util.to_json(intent)
+        assert json.loads(fast) == json.loads(original(intent))
+        assert len(fast) < len(original(intent))

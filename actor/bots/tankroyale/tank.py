@@ -46,7 +46,7 @@ from robocode_tank_royale.bot_api.events import (
 )
 
 from actor.bots.tankroyale.baseline import FixedActionClient
-from actor.bots.tankroyale.botapi import end_on_clean_close, parse_once_per_class
+from actor.bots.tankroyale.botapi import cheaper_messages, end_on_clean_close
 from actor.bots.tankroyale.brain import ACT_HIGH, ACT_LOW, TankBrain, TankControls, TankRewards, obs_dim
 from actor.client import BotClient
 
@@ -97,7 +97,7 @@ class SaclstmTank(Bot):
                  bot_info: BotInfo | None = None, server_url: str | None = None, server_secret: str | None = None,
                  live: bool = True, controls: TankControls | None = None) -> None:
         end_on_clean_close()  # else a server shutting down cleanly leaves start() waiting forever
-        parse_once_per_class()  # the same objects from each tick, for less of the CPU a turn costs
+        cheaper_messages()  # the same objects from each tick, for less of the CPU a turn costs
         super().__init__(bot_info or BotInfo(name="saclstm-tank", version="0.1.0", authors=["saclstm"]),
                          server_url, server_secret)
         self.client, self.brain, self.live = client, TankBrain(rewards or TankRewards(),

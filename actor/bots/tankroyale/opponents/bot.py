@@ -45,10 +45,10 @@ def bot(name: str, server_url: str | None = None, server_secret: str | None = No
     """
     from robocode_tank_royale.bot_api import Bot, BotInfo
 
-    from actor.bots.tankroyale.botapi import end_on_clean_close, parse_once_per_class
+    from actor.bots.tankroyale.botapi import cheaper_messages, end_on_clean_close
 
     end_on_clean_close()  # a server shutting down cleanly ends start(), not the process's exit
-    parse_once_per_class()
+    cheaper_messages()
     policy = make(name)
 
     class OpponentBot(Bot):
