@@ -1,10 +1,12 @@
 """What a game turn costs in CPU on our Tank Royale server: scripted opponents as bot processes or in the server.
 
-tank-train's game, measured two ways side by side in one run: our tank (`saclstm tank --fixed-action`, the
+tank-train's game, measured three ways side by side in one run: our tank (`saclstm tank --fixed-action`, the
 official bot API, the shipped deploy/tank.toml's form; no learner) against one scripted opponent, on our
 server run as its own process at TPS -1 (as fast as the bots answer, turn timeout 30 ms). First with the
 opponent as a bot process on the official bot API (`python -m actor.bots.tankroyale.opponents NAME`), then
-played by the server itself (`--house NAME`, actor/bots/tankroyale/house.py). For each: turns per second,
+played by the server itself (`--house NAME`, actor/bots/tankroyale/house.py), and that again with our tank on
+the bot API as shipped (without botapi.cheaper_messages: each tick parsed asking every class's signature
+again, each intent indented). For each: turns per second,
 CPU ms per turn of the server and of the bot processes (utime + stime from /proc, over --turns turns after
 100 of warm-up), skipped bot-turns. Last line: one JSON object.
 
@@ -39,16 +41,22 @@ def cpu_seconds(pid: int) -> float:
     return sum(int(v) for v in fields[11:15]) / TICKS
 
 
-def measure(opponent: str, house: bool, turns: int, tmp: Path) -> dict[str, float]:
+# Our tank with botapi.cheaper_messages made a no-op before tank.py takes its name: the bot API as shipped.
+AS_SHIPPED = ("import sys; import actor.bots.tankroyale.botapi as b; b.cheaper_messages = lambda: None; "
+              "from deploy.cli import main; sys.exit(main())")
+
+
+def measure(opponent: str, house: bool, turns: int, tmp: Path, shipped_api: bool = False) -> dict[str, float]:
     """One game of our tank against `opponent`; its figures over `turns` turns after 100 of warm-up."""
     port = free_port()
     url = f"ws://127.0.0.1:{port}"
-    kind = "house" if house else "process"
+    kind = ("house" if house else "process") + ("-shipped" if shipped_api else "")
     procs: list[subprocess.Popen] = []
 
     def spawn(*cmd: str, log: str) -> subprocess.Popen:
         out = open(tmp / f"{kind}-{log}", "wb")  # noqa: SIM115 - the child owns it
-        proc = subprocess.Popen([sys.executable, "-m", *cmd], stdout=out, stderr=subprocess.STDOUT, cwd=ROOT,
+        run = ["-c", AS_SHIPPED, *cmd[1:]] if shipped_api and cmd[0] == "deploy" else ["-m", *cmd]
+        proc = subprocess.Popen([sys.executable, *run], stdout=out, stderr=subprocess.STDOUT, cwd=ROOT,
                                 start_new_session=True)
         procs.append(proc)
         return proc
@@ -108,20 +116,25 @@ def main() -> None:
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench_tr_"))
     runs = {"process": measure(args.opponent, False, args.turns, tmp),
-            "house": measure(args.opponent, True, args.turns, tmp)}
+            "house": measure(args.opponent, True, args.turns, tmp),
+            "house_shipped_api": measure(args.opponent, True, args.turns, tmp, shipped_api=True)}
+    wheres = {"process": "a bot process", "house": "in the server", "house_shipped_api": "the same, bot API as shipped"}
     for kind, r in runs.items():
-        where = "a bot process" if kind == "process" else "in the server"
-        print(f"{args.opponent} {where:<14} {r['turns_per_s']:7.0f} turns/s   CPU a turn: server "
+        print(f"{args.opponent} {wheres[kind]:<28} {r['turns_per_s']:7.0f} turns/s   CPU a turn: server "
               f"{r['server_cpu_ms_per_turn']:.3f} ms + bots {r['bots_cpu_ms_per_turn']:.3f} ms = "
               f"{r['cpu_ms_per_turn']:.3f} ms   skipped {r['skipped_bot_turns']} of {r['bot_turns']} bot-turns")
     ratio = runs["process"]["cpu_ms_per_turn"] / runs["house"]["cpu_ms_per_turn"]
     print(f"in the server, a turn costs 1/{ratio:.2f} of its CPU with a bot process; turns/s x"
           f"{runs['house']['turns_per_s'] / runs['process']['turns_per_s']:.2f}")
+    print(f"our tank's CPU a turn with the bot API's repairs: x{runs['house']['bots_cpu_ms_per_turn'] / runs['house_shipped_api']['bots_cpu_ms_per_turn']:.2f} "
+          "of the bot API as shipped")
     result = {"opponent": args.opponent, "turns": args.turns, "cpus": os.cpu_count(),
               **{f"{k}_{kind}": v for kind, r in runs.items() for k, v in r.items()},
               "cpu_ratio_process_over_house": round(ratio, 2),
               "turns_per_s_ratio_house_over_process": round(runs["house"]["turns_per_s"]
-                                                            / runs["process"]["turns_per_s"], 2)}
+                                                            / runs["process"]["turns_per_s"], 2),
+              "tank_cpu_ratio_repaired_over_shipped_api": round(runs["house"]["bots_cpu_ms_per_turn"]
+                                                                 / runs["house_shipped_api"]["bots_cpu_ms_per_turn"], 2)}
     print(json.dumps(result))
 
 
