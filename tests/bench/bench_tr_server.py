@@ -126,15 +126,14 @@ def main() -> None:
     ratio = runs["process"]["cpu_ms_per_turn"] / runs["house"]["cpu_ms_per_turn"]
     print(f"in the server, a turn costs 1/{ratio:.2f} of its CPU with a bot process; turns/s x"
           f"{runs['house']['turns_per_s'] / runs['process']['turns_per_s']:.2f}")
-    print(f"our tank's CPU a turn with the bot API's repairs: x{runs['house']['bots_cpu_ms_per_turn'] / runs['house_shipped_api']['bots_cpu_ms_per_turn']:.2f} "
-          "of the bot API as shipped")
+    repaired = runs["house"]["bots_cpu_ms_per_turn"] / runs["house_shipped_api"]["bots_cpu_ms_per_turn"]
+    print(f"our tank's CPU a turn with the bot API's repairs: x{repaired:.2f} of the bot API as shipped")
     result = {"opponent": args.opponent, "turns": args.turns, "cpus": os.cpu_count(),
               **{f"{k}_{kind}": v for kind, r in runs.items() for k, v in r.items()},
               "cpu_ratio_process_over_house": round(ratio, 2),
               "turns_per_s_ratio_house_over_process": round(runs["house"]["turns_per_s"]
                                                             / runs["process"]["turns_per_s"], 2),
-              "tank_cpu_ratio_repaired_over_shipped_api": round(runs["house"]["bots_cpu_ms_per_turn"]
-                                                                 / runs["house_shipped_api"]["bots_cpu_ms_per_turn"], 2)}
+              "tank_cpu_ratio_repaired_over_shipped_api": round(repaired, 2)}
     print(json.dumps(result))
 
 

@@ -17,7 +17,7 @@ pytest.importorskip("robocode_tank_royale")
 from robocode_tank_royale.bot_api.internal import json_util  # noqa: E402
 
 from actor.bots.tankroyale import protocol_tr as p  # noqa: E402
-from actor.bots.tankroyale.botapi import _PARSE_PATCHED, cheaper_messages  # noqa: E402
+from actor.bots.tankroyale.botapi import _CHEAPER_PATCHED, cheaper_messages  # noqa: E402
 from actor.bots.tankroyale.engine import Engine, Intent, Participant, Setup  # noqa: E402
 
 
@@ -51,13 +51,13 @@ def game_messages() -> list[str]:
         turn = engine.step(orders)
     results = engine.results_for_bot(1)
     msgs += [p.round_ended_for_bot(1, turn.turn_number, results), p.game_ended_for_bot(1, results)]
-    return [json.dumps(m) for m in msgs]
+    return [p.dumps(m) for m in msgs]
 
 
 def test_cached_parse_builds_the_objects_the_bot_api_builds() -> None:
     cheaper_messages()
     cheaper_messages()  # idempotent: the originals stay the ones kept
-    original = getattr(json_util, _PARSE_PATCHED)[0]
+    original = getattr(json_util, _CHEAPER_PATCHED)[0]
     assert json_util._from_json_object is not original
     texts = game_messages()
     kinds = {json.loads(t)["type"] for t in texts}
@@ -77,7 +77,7 @@ def test_compact_intent_is_the_json_the_bot_api_writes() -> None:
     from robocode_tank_royale.bot_api.internal import base_bot_internals
 
     cheaper_messages()
-    original = getattr(json_util, _PARSE_PATCHED)[1]
+    original = getattr(json_util, _CHEAPER_PATCHED)[1]
     assert base_bot_internals.to_json is json_util.to_json is not original  # where the bot API sends intents from
     intents = [schema.BotIntent(type="BotIntent", turn_rate=1.5, gun_turn_rate=-2.0, radar_turn_rate=45.0,
                                 target_speed=8.0, firepower=0.1, adjust_gun_for_body_turn=True, rescan=False),

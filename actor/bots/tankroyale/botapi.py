@@ -13,7 +13,8 @@ answers never change for a class or a key, so we ask once; the objects built are
 (`test_botapi.py` parses real ticks both ways and compares them field by field).
 
 An intent's encoding. The bot API writes every intent with `indent=4`, which keeps `json` off its C encoder:
-53 us a turn for 553 bytes. Without the indent it is the same JSON, parsed to the same values by any server.
+41 us a turn (27 without it, measured side by side). Without the indent it is the same JSON, parsed to the
+same values by any server.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import inspect
 from typing import Any
 
 _PATCHED = "_saclstm_clean_close"
-_PARSE_PATCHED = "_saclstm_cached_parse"
+_CHEAPER_PATCHED = "_saclstm_cheaper_messages"  # holds the originals it replaced
 
 
 def end_on_clean_close() -> None:
@@ -52,7 +53,7 @@ def cheaper_messages() -> None:
     from robocode_tank_royale import schema
     from robocode_tank_royale.bot_api.internal import base_bot_internals, json_util
 
-    if getattr(json_util, _PARSE_PATCHED, False):
+    if getattr(json_util, _CHEAPER_PATCHED, False):
         return
     snake = functools.lru_cache(maxsize=4096)(json_util.to_snake_case)  # bounded: keys come from the server
 
@@ -97,6 +98,6 @@ def cheaper_messages() -> None:
     def to_json(obj: Any) -> str:
         return json.dumps(obj, cls=json_util.MessageEncoder, sort_keys=True)
 
-    setattr(json_util, _PARSE_PATCHED, (json_util._from_json_object, json_util.to_json))  # originals, for the tests
+    setattr(json_util, _CHEAPER_PATCHED, (json_util._from_json_object, json_util.to_json))  # originals, for the tests
     json_util._from_json_object = from_json_object
     json_util.to_json = base_bot_internals.to_json = to_json  # type: ignore[assignment]
