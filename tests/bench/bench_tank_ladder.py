@@ -7,9 +7,10 @@ Rungs, from easy to the real game (each an opponent set and whether our tank may
     mixed   SittingDuck+SpinBot+Walls+RamFire+Tracker+TrackFire, one drawn per round
     movers  Oscillator+Dodger+Orbiter: opponents that beat every constant action
     nine    the six and the three movers (tank-train's pool)
+    ten     the nine and Fire, which stands and sweeps its gun (no training opponent of the nine stands and fires)
 Training uses the learner's own parts (tests/bench/inprocess.py: SequenceReplay, SAC.update, UTD 1);
 evaluation plays the deterministic policy for `--episodes` fixed-seed rounds against each opponent
-of the rung and reports the win rate, the share of rounds in which our bullets or rams destroyed
+of the rung (and of `--held-out`, at the end) and reports the win rate, the share of rounds in which our bullets or rams destroyed
 the opponent, the hit rate (hits / shots) and damage dealt and taken per round, beside the same
 figures for the untrained policy (same seeds). The env's action form is set with --env
 (aim=bearing|rate, radar=lock|spin, move=bearing|rate, repeat=N, max_turns=N), learner settings with --set.
@@ -50,6 +51,7 @@ RUNGS: dict[str, tuple[tuple[str, ...], bool]] = {
     "movers": (MOVERS, True),
     "osc": (("Oscillator",), True),
     "nine": (SIX + MOVERS, True),
+    "ten": (SIX + MOVERS + ("Fire",), True),
 }
 
 
@@ -109,6 +111,8 @@ def main() -> None:
     ap.add_argument("--episodes", type=int, default=20, help="evaluation rounds per opponent")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a learner setting; repeatable")
     ap.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="a TankRoyale-v0 kwarg")
+    ap.add_argument("--held-out", default="", metavar="A,B",
+                    help="opponents the rung does not train against, evaluated at the end beside the rung's")
     ap.add_argument("--log-every", type=int, default=5000, help="evaluate along the way every N steps (0: never)")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     ap.add_argument("--save", default="", metavar="PATH", help="write the trained learner as a checkpoint (the "
@@ -117,11 +121,12 @@ def main() -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     opponents, drive = RUNGS[args.rung]
+    held_out = tuple(o for o in args.held_out.split(",") if o and o not in opponents)
     kwargs = env_kwargs(args.env) | {"still": not drive}
     train_kwargs = kwargs | {"opponent": "+".join(opponents)}
     run = run_settings(["learning_starts=2000", *args.set], hidden=128)
     torch.manual_seed(args.seed)
-    untrained = assess(make_sac(ENV, train_kwargs, run), opponents, kwargs, args.episodes)
+    untrained = assess(make_sac(ENV, train_kwargs, run), opponents + held_out, kwargs, args.episodes)
     for o, f in untrained.items():
         print(line(f"untrained {o}"[:12], f), flush=True)
     start = time.time()
@@ -142,12 +147,12 @@ def main() -> None:
     sac = train(ENV, train_kwargs, args.steps, run, args.seed, args.log_every, on_steps=along)
     if args.save:
         save(sac, args.save, args.steps)
-    final = assess(sac, opponents, kwargs, args.episodes)
+    final = assess(sac, opponents + held_out, kwargs, args.episodes)
     for o, f in final.items():
-        print(line(o, f), flush=True)
+        print(line(o + " (held out)" * (o in held_out), f), flush=True)
     out: dict[str, Any] = {"rung": args.rung, "steps": args.steps, "seed": args.seed, "settings": args.set,
-                           "env": args.env, "seconds": round(time.time() - start)}
-    for o in opponents:
+                           "env": args.env, "held_out": list(held_out), "seconds": round(time.time() - start)}
+    for o in opponents + held_out:
         key = o.lower()
         out |= {f"win_rate_{key}": final[o]["win"], f"destroyed_{key}": final[o]["destroyed"],
                 f"hit_rate_{key}": round(final[o]["hit_rate"], 3), f"untrained_win_rate_{key}": untrained[o]["win"],
