@@ -122,11 +122,12 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     opponents, drive = RUNGS[args.rung]
     held_out = tuple(o for o in args.held_out.split(",") if o and o not in opponents)
+    evaluated = opponents + held_out
     kwargs = env_kwargs(args.env) | {"still": not drive}
     train_kwargs = kwargs | {"opponent": "+".join(opponents)}
     run = run_settings(["learning_starts=2000", *args.set], hidden=128)
     torch.manual_seed(args.seed)
-    untrained = assess(make_sac(ENV, train_kwargs, run), opponents + held_out, kwargs, args.episodes)
+    untrained = assess(make_sac(ENV, train_kwargs, run), evaluated, kwargs, args.episodes)
     for o, f in untrained.items():
         print(line(f"untrained {o}"[:12], f), flush=True)
     start = time.time()
@@ -147,12 +148,12 @@ def main() -> None:
     sac = train(ENV, train_kwargs, args.steps, run, args.seed, args.log_every, on_steps=along)
     if args.save:
         save(sac, args.save, args.steps)
-    final = assess(sac, opponents + held_out, kwargs, args.episodes)
+    final = assess(sac, evaluated, kwargs, args.episodes)
     for o, f in final.items():
         print(line(o + " (held out)" * (o in held_out), f), flush=True)
     out: dict[str, Any] = {"rung": args.rung, "steps": args.steps, "seed": args.seed, "settings": args.set,
                            "env": args.env, "held_out": list(held_out), "seconds": round(time.time() - start)}
-    for o in opponents + held_out:
+    for o in evaluated:
         key = o.lower()
         out |= {f"win_rate_{key}": final[o]["win"], f"destroyed_{key}": final[o]["destroyed"],
                 f"hit_rate_{key}": round(final[o]["hit_rate"], 3), f"untrained_win_rate_{key}": untrained[o]["win"],
