@@ -80,25 +80,33 @@ def constant(action: tuple[float, ...], opponent: str, rounds: int, env: dict[st
     return {"won": won / rounds, "destroyed": destroyed / rounds, "hit_rate": hits / shots if shots else 0.0}
 
 
-def dodging(opponent: str, rounds: int, env: dict[str, Any]) -> dict[str, float]:
+def dodging(opponent: str, rounds: int, env: dict[str, Any], odds: float = 1.0,
+            rest: tuple[float, float, float] = (0.0, 0.0, 2.0)) -> dict[str, float]:
     """A hand-written policy in our tank's own form, for reference: full speed, turning back on every shot the
     enemy is seen to fire (the duel numbers' shot age), head-on aim, power 2. What a form that lets a reversal
-    be timed makes possible; not a baseline tank-eval plays (it reads the state, as a learned policy does)."""
+    be timed makes possible; not a baseline tank-eval plays (it reads the state, as a learned policy does).
+    With `odds` below 1 it turns back on a shot only at those odds (a mixed strategy: what a gun that learns
+    where we go, the Surfer's, cannot learn); `rest` is the turn, aim and power actions it keeps."""
     e = TankRoyaleEnv(opponent=opponent, max_turns=1500, **(env | {"observe": "duel", "react": "true"}))
     won = destroyed = shots = hits = 0
+    taken = 0.0
+    coin = np.random.default_rng(SEED)
     for k in range(rounds):
         e.reset(seed=int(np.random.default_rng([SEED, k]).integers(2**31 - 1)))
         turn_back = False
         while True:
-            _, _, terminated, truncated, info = e.step(np.array([-8.0 if turn_back else 8.0, 0, 0, 2], np.float32))
+            _, _, terminated, truncated, info = e.step(np.array([-8.0 if turn_back else 8.0, *rest], np.float32))
             if terminated or truncated:
                 break
-            turn_back = e.brain.shot_turn == info["turn"]  # the decision was cut short by its shot
+            shot = e.brain.shot_turn == info["turn"]  # the decision was cut short by its shot
+            turn_back = shot and (odds >= 1.0 or coin.random() < odds)
         won += info["won"]
         destroyed += info["won"] and info["tally"]["destroyed"] > 0
         shots += info["tally"]["shots"]
         hits += info["tally"]["hits"]
-    return {"won": won / rounds, "destroyed": destroyed / rounds, "hit_rate": hits / shots if shots else 0.0}
+        taken += info["tally"]["taken"]
+    return {"won": won / rounds, "destroyed": destroyed / rounds, "hit_rate": hits / shots if shots else 0.0,
+            "taken": taken / rounds}
 
 
 def grid_actions() -> list[tuple[float, ...]]:
@@ -117,6 +125,10 @@ def main() -> None:
     ap.add_argument("--grid", action="store_true", help="play the grid on the training opponents; name the best")
     ap.add_argument("--dodging", action="store_true", help="also the hand-written dodging policy (speed = keep or "
                     "flip: turns back on every shot it sees)")
+    ap.add_argument("--dodging-odds", action="append", type=float, default=[], metavar="P",
+                    help="the dodging policy turns back on a shot at these odds (repeatable; default 1: every shot)")
+    ap.add_argument("--dodging-rest", default="0,0,2", metavar="TURN,AIM,POWER",
+                    help="the dodging policy's other three actions (default 0,0,2: broadside, head-on, power 2)")
     args = ap.parse_args()
     env = {k: v for k, _, v in (p.partition("=") for p in args.env)}
     opponents = args.opponents.split(",") if args.opponents else list(pool("training") + pool("held_out"))
@@ -142,9 +154,12 @@ def main() -> None:
             row.append(f"{action} {got['destroyed']:.2f} (hit {got['hit_rate']:.2f})")
             out[f"destroyed_{'_'.join(f'{v:g}' for v in action)}_{o.lower()}"] = got["destroyed"]
         if args.dodging:
-            got = dodging(o, args.rounds, env)
-            row.append(f"dodging {got['destroyed']:.2f} (hit {got['hit_rate']:.2f})")
-            out[f"destroyed_dodging_{o.lower()}"] = got["destroyed"]
+            rest = tuple(float(v) for v in args.dodging_rest.split(","))
+            for odds in args.dodging_odds or [1.0]:
+                got = dodging(o, args.rounds, env, odds, rest)  # type: ignore[arg-type]
+                tag = "dodging" if odds >= 1.0 else f"dodging at odds {odds:g}"
+                row.append(f"{tag} {got['destroyed']:.2f} (hit {got['hit_rate']:.2f}, taken {got['taken']:.0f})")
+                out[f"destroyed_{tag.replace(' ', '_')}_{o.lower()}"] = got["destroyed"]
         print("  ".join(row), flush=True)
     print(json.dumps(out))
 
