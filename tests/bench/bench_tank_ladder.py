@@ -8,6 +8,7 @@ Rungs, from easy to the real game (each an opponent set and whether our tank may
     movers  Oscillator+Dodger+Orbiter: opponents that beat every constant action
     nine    the six and the three movers (tank-train's pool)
     ten     the nine and Fire, which stands and sweeps its gun (no training opponent of the nine stands and fires)
+    gf      the movers and the Profiler, whose guess-factor gun learns where we go (as the Surfer's does)
 Training uses the learner's own parts (tests/bench/inprocess.py: SequenceReplay, SAC.update, UTD 1);
 evaluation plays the deterministic policy for `--episodes` fixed-seed rounds against each opponent
 of the rung (and of `--held-out`, at the end) and reports the win rate, the share of rounds in which our bullets or rams destroyed
@@ -52,6 +53,7 @@ RUNGS: dict[str, tuple[tuple[str, ...], bool]] = {
     "osc": (("Oscillator",), True),
     "nine": (SIX + MOVERS, True),
     "ten": (SIX + MOVERS + ("Fire",), True),
+    "gf": (MOVERS + ("Profiler",), True),
 }
 
 

@@ -322,3 +322,60 @@ def test_time_turns_back_that_far_into_the_decision(action: float, turn_back_at:
     speeds = [brain.orders(np.array([action, 0, 0, 0], np.float32), held).target_speed for held in range(8)]
     expected = [8.0 if turn_back_at is None or h < turn_back_at else -8.0 for h in range(8)]
     assert speeds == expected
+
+
+@pytest.mark.parametrize(("action", "odds"), [(-8.0, 1.0), (0.0, 0.5), (4.0, 0.25), (8.0, 0.0)])
+def test_mix_turns_back_at_the_odds_the_action_names(action: float, odds: float) -> None:
+    """speed = mix: the action is the odds of turning back, (8 - action) / 16, drawn once a decision by the
+    controls (the ends are pure: -8 always, +8 never); full speed either way, held through the decision."""
+    from actor.bots.tankroyale.brain import TankBrain, TankControls
+    from actor.bots.tankroyale.opponents import Me
+
+    brain = TankBrain(controls=TankControls(speed="mix", repeat=8), seed=3)
+    back = 0
+    for _ in range(2000):
+        brain.me = Me(400, 300, 100, 0, 0, 0, 8.0, 0)
+        brain.decide()
+        going = brain.going
+        speeds = {brain.orders(np.array([action, 0, 0, 0], np.float32), held).target_speed for held in range(8)}
+        assert len(speeds) == 1 and abs(next(iter(speeds))) == 8.0
+        back += next(iter(speeds)) != 8.0 * going
+    assert abs(back / 2000 - odds) < 0.04
+
+
+def test_mix_draws_repeat_with_the_round_seed() -> None:
+    """The env seeds the draws per episode: the same seed plays the same round again, a deterministic policy's
+    mixed strategy included, however many rounds came between."""
+    env = TankRoyaleEnv(opponent="SittingDuck", speed="mix", move="orbit", max_turns=300)
+
+    def round_speeds(seed: int) -> list[float]:
+        env.reset(seed=seed)
+        out = []
+        for _ in range(30):
+            env.step(np.array([0, 0, 0, 0], np.float32))
+            out.append(env.turn.bot_states[ME]["speed"])
+        return out
+    first = round_speeds(4)
+    assert round_speeds(5) != first
+    assert round_speeds(4) == first
+
+
+@pytest.mark.parametrize("speed", ["flip", "keep"])
+def test_turn_back_is_away_from_the_way_last_ordered_even_when_blocked_or_still_slowing(speed: str) -> None:
+    """The way we are going is the way we were last told to go: a tank that turned back into a wall (speed 0)
+    turns back out of it, and one still slowing from its old way goes on the new one. (Read from the speed, it
+    kept its old way in both: turning back again drove it into the wall for good.)"""
+    from actor.bots.tankroyale.brain import TankBrain, TankControls
+    from actor.bots.tankroyale.opponents import Me
+
+    def decision(actual_speed: float, action: float) -> float:
+        brain.me = Me(400, 300, 100, 0, 0, 0, actual_speed, 0)
+        brain.decide()
+        return brain.orders(np.array([action, 0, 0, 0], np.float32)).target_speed
+
+    brain = TankBrain(controls=TankControls(speed=speed, repeat=8))
+    assert decision(8.0, -8) == -8.0  # going ahead, turn back: full reverse
+    assert decision(0.0, -8) == 8.0  # held by a wall behind it: turning back is ahead, out of it
+    assert decision(-3.0, 8) == 8.0  # still moving backward as it speeds up ahead: going on is ahead
+    assert decision(-3.0, -8) == -8.0  # and turning back is backward again
+    assert decision(5.0, 8) == -8.0  # still slowing from ahead: going on keeps to the new way, backward

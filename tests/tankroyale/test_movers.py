@@ -34,7 +34,7 @@ from actor.bots.tankroyale.opponents.movers import Dodger, Mover, ShotWatch
 from tests.tankroyale.test_opponents import scan_at, view
 
 US, THEM = 1, 2
-MOVERS = ("Oscillator", "Dodger", "Orbiter", "StopAndGo", "Surfer", "Reverser")
+MOVERS = ("Oscillator", "Dodger", "Orbiter", "StopAndGo", "Surfer", "Reverser", "Profiler")
 
 
 def duel(us: Policy, them: Policy, turns: int, seed: int = 3, arena: tuple[int, int] = (800, 600),

@@ -108,14 +108,21 @@ class TankControls:
     speed: str = field(default="ahead", metadata={"help": "ahead: the speed action is an offset back from full speed "
                                                           "ahead (0 and above: +8, -4: stop, -8: full reverse); "
                                                           "keep: the same offset back from full speed the way the "
-                                                          "tank was going when the decision began (0 and above: go "
-                                                          "on, -8: turn back), so a reversal is one value whichever "
-                                                          "way it goes; flip: full speed always, the sign says which "
-                                                          "way (0 and above: go on the way the tank was going, below "
-                                                          "0: turn back), so no action is a crawl; time: full speed "
+                                                          "tank was going when the decision began (the way it was "
+                                                          "last told to go, so a tank against a wall or still slowing "
+                                                          "to turn back goes the new way; 0 and above: go on, -8: "
+                                                          "turn back), so a reversal is one value whichever way it "
+                                                          "goes; flip: full speed always, the sign says which way (0 "
+                                                          "and above: go on the way the tank was going, below 0: "
+                                                          "turn back), so no action is a crawl; time: full speed "
                                                           "always, and below 0 the action times a turn back within "
                                                           "the decision (-8: at once, nearer 0: later, 0 and above: "
-                                                          "go on); target: the target speed itself (the first form)"})
+                                                          "go on); mix: full speed always, and the action is the odds "
+                                                          "of turning back, drawn by the controls once a decision "
+                                                          "(-8: always, 0: a coin flip, +8: never), so that even the "
+                                                          "deterministic policy can play a mixed strategy (what a gun "
+                                                          "that learns where we go cannot learn); target: the target "
+                                                          "speed itself (the first form)"})
     repeat: int = field(default=8, metadata={"help": "turns per decision: an action is held this many turns (aim and "
                                                      "radar still follow the enemy every turn), its rewards summed"})
     observe: str = field(default="basic", metadata={"help": "basic: the 35 numbers; duel: five more about the "
@@ -134,8 +141,8 @@ class TankControls:
               "must be bearing, gf, lead, path or rate")
         check(self.radar in ("lock", "spin"), "radar", self.radar, "must be lock or spin")
         check(self.move in ("bearing", "orbit", "rate"), "move", self.move, "must be bearing, orbit or rate")
-        check(self.speed in ("ahead", "flip", "keep", "target", "time"), "speed", self.speed,
-              "must be ahead, flip, keep, target or time")
+        check(self.speed in ("ahead", "flip", "keep", "mix", "target", "time"), "speed", self.speed,
+              "must be ahead, flip, keep, mix, target or time")
         check(1 <= self.repeat <= 30, "repeat", self.repeat, "must be 1..30 turns")
         check(self.observe in ("basic", "duel"), "observe", self.observe, "must be basic or duel")
 
@@ -192,8 +199,10 @@ class TankBrain:
     """Turns the game's state and events into observations and rewards, and actions into commands."""
 
     def __init__(self, rewards: TankRewards = TankRewards(), arena: tuple[int, int] = (800, 600),
-                 controls: TankControls = TankControls()) -> None:
+                 controls: TankControls = TankControls(), seed: int | None = 0) -> None:
         self.rewards, self.controls = rewards, controls
+        self.coins = np.random.default_rng(seed)  # speed = mix: the draw that turns back or goes on
+        self.coin = 1.0  # this decision's draw (uniform in [0, 1)); 1.0 before the first: go on
         self.width, self.height = arena
         self.enemy = Enemy()
         self.reward = 0.0  # accumulated since the last turn
@@ -211,6 +220,7 @@ class TankBrain:
         self.enemy_fired = False  # its energy fell by a shot's cost since the last decision (TankControls.react)
         self.shot_turn, self.shot_power, self.reversal_turn = -1, 0.0, -1  # its last shot and reversal, this round
         self.going = 1.0  # +1 ahead, -1 in reverse: the way we were going when this decision began
+        self.ordered = 0.0  # the target speed last ordered: the way we are going, even while blocked or turning back
         self._explained = False  # this turn brought a hit or a collision: an energy drop is not a shot
         self.lateral = 1.0  # +1 while it moves counter-clockwise around us, -1 clockwise (kept when it stops)
 
@@ -278,13 +288,17 @@ class TankBrain:
 
     # -- events ---------------------------------------------------------------------------
 
-    def new_round(self) -> None:
+    def new_round(self, seed: int | None = None) -> None:
+        """A round begins; `seed` (the env's, per episode) makes speed = mix's draws repeat with the round."""
+        if seed is not None:
+            self.coins = np.random.default_rng(seed)
+        self.coin = 1.0
         self.enemy, self.reward, self.hit_wall, self.hit_bot = Enemy(), 0.0, False, False
         self.dead, self.kills, self.outcome, self.skipped = set(), set(), None, 0
         self.me, self.turn, self.tally = None, 0, Tally()
         self.top_speed, self.lateral, self.enemy_fired = 0.0, 1.0, False
         self.shot_turn, self.shot_power, self.reversal_turn = -1, 0.0, -1
-        self.going = 1.0
+        self.going, self.ordered = 1.0, 0.0
 
     def scanned(self, bot_id: int, x: float, y: float, energy: float, direction: float, speed: float, turn: int) -> None:
         last = self.enemy
@@ -390,9 +404,10 @@ class TankBrain:
         """A new decision begins: what happened before it has been seen, and the way we are going is fixed for
         it (speed = keep), so a held "turn back" does not turn back again once it has."""
         self.enemy_fired = False
-        speed = getattr(self.me, "speed", 0.0)
-        if abs(speed) > 0.5:
-            self.going = 1.0 if speed > 0 else -1.0
+        if self.controls.speed == "mix":
+            self.coin = float(self.coins.random())
+        if abs(self.ordered) > 0.5:  # the way it was last told to go, not the way it moves: a tank held against a
+            self.going = 1.0 if self.ordered > 0 else -1.0  # wall, or still slowing to turn back, goes the new way
 
     @staticmethod
     def commands(action: np.ndarray) -> tuple[float, float, float, float]:
@@ -410,9 +425,12 @@ class TankBrain:
             speed = min(MAX_SPEED, MAX_SPEED + 2.0 * speed) * (self.going if c.speed == "keep" else 1.0)
         elif c.speed == "flip":
             speed = MAX_SPEED * self.going * (1.0 if speed >= 0 else -1.0)
+        elif c.speed == "mix":  # turn back at odds (8 - action) / 16
+            speed = MAX_SPEED * self.going * (-1.0 if self.coin < (MAX_SPEED - speed) / (2 * MAX_SPEED) else 1.0)
         elif c.speed == "time":  # below 0: turn back that far into the decision (-8 at once, toward 0 at its end)
             turn_back = speed < 0 and held >= (MAX_SPEED + speed) / MAX_SPEED * c.repeat
             speed = MAX_SPEED * self.going * (-1.0 if turn_back else 1.0)
+        self.ordered = speed
         if s is None:  # nothing observed yet: the first form's orders
             return Orders(speed, turn, R.limit_gun_turn_rate(aim), MAX_RADAR_TURN, power, False)
         target = self._target(s)

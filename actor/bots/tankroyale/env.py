@@ -106,7 +106,7 @@ class TankRoyaleEnv(gym.Env):
         self.engine = Engine(self.setup, [Participant(ME, "saclstm-tank"), Participant(THEM, self.opponent)],
                              seed=game_seed)
         self.policy.reset(np.random.default_rng(policy_seed))
-        self.brain.new_round()
+        self.brain.new_round(seed=policy_seed + 1)
         self.brain.enemies_left = 1
         self.turn, self.steps = self.engine.new_round(), 0
         self.brain.apply(self.turn.events.get(ME, []))

@@ -11,6 +11,8 @@ aims with a gun from guns.py. What sets them apart is when they change direction
     StopAndGo   a fixed period: drives N turns, stops M turns, drives on (circular aim)          held out
     Surfer      on our shot: reverses or drives on at random, farther away (guess-factor gun)   held out
     Reverser    random reversals close in (circular aim)                                         held out
+    Profiler    random reversals in a wider orbit (guess-factor gun: the Surfer's, with the
+                Orbiter's movement)                                                              held out
 
 Every parameter (period, distance, odds) is drawn per round from the round's rng, so a tank that beats
 them has learned the kind, not one instance. Head-on aim misses all of them while they move; linear aim
@@ -246,3 +248,18 @@ class Reverser(Orbiter):
     def setup(self, rng: np.random.Generator) -> None:
         self.odds, self.since = 1.0 / float(rng.uniform(8, 20)), 0
         self.min_gap = 4
+
+
+class Profiler(Orbiter):
+    """Orbits at 250-400, reversing at random (odds of 1 in 15-35, at least 6 turns apart), and aims with
+    guess-factor statistics, as the Surfer does: a second learning gun, with another movement, so that a
+    tank can meet that kind of gun without meeting the Surfer."""
+
+    name = "Profiler"
+    pool = "held_out"
+    gun = "gf"
+    DISTANCE = (250.0, 400.0)
+
+    def setup(self, rng: np.random.Generator) -> None:
+        self.odds, self.since = 1.0 / float(rng.uniform(15, 35)), 0
+        self.min_gap = 6
