@@ -19,12 +19,13 @@ fire power), with the default move and speed forms (`move = "bearing"`, `speed =
     bearing  (8, -5, 0, 3): straight at the bearing, the grid's best for that form (SpinBot 0.85, where
              (8, 0, 0, 3) won 0.10 and destroyed the other five in 0.85-1.00 of rounds).
 
-    gf       (-8, 0, 0, 2), with deploy/tank.toml's move, speed and the rest (orbit, flip, duel, react): turn back
-             at every decision (each shot the enemy is seen to fire, or 8 turns), broadside, head-on, power 2. The
-             best mean destroyed (0.59) of the 36-action grid of tests/bench/bench_tank_baselines.py --grid on the
-             nine training opponents, 20 rounds each: SittingDuck 1.00, SpinBot 0.25, Walls 0.20, RamFire 1.00,
-             Tracker 0.80, TrackFire 0.65, Oscillator 0.70, Dodger 0.50, Orbiter 0.25. Going on instead,
-             (8, -5, 0, 2), wins the classic six (0.70-1.00) and none of the three movers (mean 0.57).
+    gf       (-8, 0, 0, 2), with deploy/tank.toml's move, speed and the rest (orbit, flip, duel, react, repeat
+             30): turn back at every decision (each shot the enemy is seen to fire, or 30 turns), broadside,
+             head-on, power 2. The best mean destroyed (0.87) of the 36-action grid of
+             tests/bench/bench_tank_baselines.py --grid on the nine training opponents, 20 rounds each:
+             SittingDuck 1.00, SpinBot 0.85, Walls 0.45, RamFire 1.00, Tracker 1.00, TrackFire 0.95, Oscillator
+             0.95, Dodger 0.80, Orbiter 0.85 (2026-12-05, after the fix of flip's wall trap; before it, 0.59).
+             (-8, -5, 0, 2), closing in, 0.86 (Walls 0.05).
 
 The first form ("rate": a gun turn rate riding on the body) has no entry: a constant gun rate spins the gun
 and was never measured as a baseline; give an action for it explicitly. Under other move or speed forms the
