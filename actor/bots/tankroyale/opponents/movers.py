@@ -192,10 +192,12 @@ class Orbiter(Mover):
     name = "Orbiter"
     pool = "training"
     DISTANCE = (250.0, 350.0)
+    ODDS: ClassVar[tuple[float, float]] = (12.0, 30.0)  # a reversal each turn at 1 in this many, drawn per round
+    MIN_GAP: ClassVar[int] = 6  # turns after a reversal before the next may come
 
     def setup(self, rng: np.random.Generator) -> None:
-        self.odds, self.since = 1.0 / float(rng.uniform(12, 30)), 0
-        self.min_gap = 6
+        self.odds, self.since = 1.0 / float(rng.uniform(*self.ODDS)), 0
+        self.min_gap = self.MIN_GAP
 
     def steer(self, view: View, s: Scan) -> None:
         self.since += 1
@@ -244,10 +246,8 @@ class Reverser(Orbiter):
     pool = "held_out"
     gun = "circular"
     DISTANCE = (150.0, 250.0)
-
-    def setup(self, rng: np.random.Generator) -> None:
-        self.odds, self.since = 1.0 / float(rng.uniform(8, 20)), 0
-        self.min_gap = 4
+    ODDS = (8.0, 20.0)
+    MIN_GAP = 4
 
 
 class Profiler(Orbiter):
@@ -259,7 +259,4 @@ class Profiler(Orbiter):
     pool = "held_out"
     gun = "gf"
     DISTANCE = (250.0, 400.0)
-
-    def setup(self, rng: np.random.Generator) -> None:
-        self.odds, self.since = 1.0 / float(rng.uniform(15, 35)), 0
-        self.min_gap = 6
+    ODDS = (15.0, 35.0)
