@@ -81,7 +81,7 @@ def constant(action: tuple[float, ...], opponent: str, rounds: int, env: dict[st
 
 
 def dodging(opponent: str, rounds: int, env: dict[str, Any], odds: float = 1.0,
-            rest: tuple[float, float, float] = (0.0, 0.0, 2.0)) -> dict[str, float]:
+            rest: tuple[float, ...] = (0.0, 0.0, 2.0)) -> dict[str, float]:
     """A hand-written policy in our tank's own form, for reference: full speed, turning back on every shot the
     enemy is seen to fire (the duel numbers' shot age), head-on aim, power 2. What a form that lets a reversal
     be timed makes possible; not a baseline tank-eval plays (it reads the state, as a learned policy does).
@@ -130,6 +130,9 @@ def main() -> None:
     ap.add_argument("--dodging-rest", default="0,0,2", metavar="TURN,AIM,POWER",
                     help="the dodging policy's other three actions (default 0,0,2: broadside, head-on, power 2)")
     args = ap.parse_args()
+    rest = tuple(float(v) for v in args.dodging_rest.split(","))
+    if len(rest) != 3:
+        ap.error(f"--dodging-rest: give TURN,AIM,POWER, three numbers, not {args.dodging_rest!r}")
     env = {k: v for k, _, v in (p.partition("=") for p in args.env)}
     opponents = args.opponents.split(",") if args.opponents else list(pool("training") + pool("held_out"))
     out: dict[str, Any] = {"rounds": args.rounds, "env": env}
@@ -154,9 +157,8 @@ def main() -> None:
             row.append(f"{action} {got['destroyed']:.2f} (hit {got['hit_rate']:.2f})")
             out[f"destroyed_{'_'.join(f'{v:g}' for v in action)}_{o.lower()}"] = got["destroyed"]
         if args.dodging:
-            rest = tuple(float(v) for v in args.dodging_rest.split(","))
             for odds in args.dodging_odds or [1.0]:
-                got = dodging(o, args.rounds, env, odds, rest)  # type: ignore[arg-type]
+                got = dodging(o, args.rounds, env, odds, rest)
                 tag = "dodging" if odds >= 1.0 else f"dodging at odds {odds:g}"
                 row.append(f"{tag} {got['destroyed']:.2f} (hit {got['hit_rate']:.2f}, taken {got['taken']:.0f})")
                 out[f"destroyed_{tag.replace(' ', '_')}_{o.lower()}"] = got["destroyed"]
