@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -321,3 +323,78 @@ def test_command_lines_of_server_and_controller(procs: Procs) -> None:
     assert procs.stop(srv) == 0
     stats = json.loads(procs.log("server").strip().splitlines()[-1])["stats"]
     assert stats["games_ended"] == 1 and stats["errors"] == 0
+
+
+def marker_bot(url: str, errors: list[BaseException]) -> None:
+    """A raw bot that shoots a sitting duck and turns its body +10 a turn in round 1, -10 in round 2. Its answer
+    to a round's last tick (the duck's death in it) goes out only after it has read the round's end, and its
+    answer to round 2's first tick 0.3 s late: as a bot on the official API does now and then, by chance."""
+    try:
+        with connect(url) as ws:
+            hello = json.loads(ws.recv(10))
+            ws.send(json.dumps({"type": "BotHandshake", "sessionId": hello["sessionId"], "name": "Marker",
+                                "version": "1", "authors": ["x"]}))
+            duck, held = None, None
+            while True:
+                msg = json.loads(ws.recv(30))
+                kind = msg["type"]
+                if kind == "GameStartedEventForBot":
+                    ws.send(json.dumps({"type": "BotReady"}))
+                elif kind == "RoundEndedEventForBot" and held is not None:
+                    ws.send(held)
+                    held = None
+                elif kind == "GameEndedEventForBot":
+                    return
+                elif kind == "TickEventForBot":
+                    me, events = msg["botState"], msg["events"]
+                    duck = next(((e["x"], e["y"]) for e in events if e["type"] == "ScannedBotEvent"), duck)
+                    intent = json.dumps(marker_intent(msg["roundNumber"], me, duck))
+                    if any(e["type"] == "BotDeathEvent" for e in events):
+                        held = intent
+                        continue
+                    if (msg["roundNumber"], msg["turnNumber"]) == (2, 1):
+                        time.sleep(0.3)
+                    ws.send(intent)
+    except BaseException as e:  # noqa: BLE001 - the test reports it
+        errors.append(e)
+
+
+def marker_intent(round_number: int, me: dict[str, Any], duck: tuple[float, float] | None) -> dict[str, Any]:
+    intent: dict[str, Any] = {"type": "BotIntent", "turnRate": 10.0 if round_number == 1 else -10.0,
+                              "targetSpeed": 0.0, "radarTurnRate": 45.0, "adjustGunForBodyTurn": True,
+                              "adjustRadarForBodyTurn": True, "adjustRadarForGunTurn": True}
+    if duck is not None:
+        bearing = math.degrees(math.atan2(duck[1] - me["y"], duck[0] - me["x"]))
+        off = (bearing - me["gunDirection"] + 180.0) % 360.0 - 180.0
+        intent["gunTurnRate"] = max(-20.0, min(20.0, off))
+        if abs(off) < 2.0 and me["gunHeat"] == 0:
+            intent["firepower"] = 3.0
+    return intent
+
+
+def test_an_answer_to_a_rounds_last_tick_is_not_the_next_rounds_first_intent() -> None:
+    """A survivor's answer to a round's last tick, sent after it read the round's end, belongs to that turn:
+    the server waits for it there (as the official server does) and the next round's first turn plays the
+    answer to its own tick. Before, a round's last turn did not wait: at TPS -1 that late answer was taken as
+    the next round's first intent, and the bot's orders ran a turn late."""
+    setup = Setup(arena_width=400, arena_height=400, number_of_rounds=2, gun_cooling_rate=0.5,
+                  turn_timeout_us=5_000_000, ready_timeout_us=5_000_000)
+    errors: list[BaseException] = []
+    headings: dict[tuple[int, int], float] = {}
+
+    def note(msg: dict[str, Any]) -> None:
+        for b in msg["botStates"]:
+            if b["name"] == "Marker":
+                headings[(msg["roundNumber"], msg["turnNumber"])] = b["direction"]
+
+    with run_server(port=0, seed=3, house=["SittingDuck"]) as server:
+        bot = threading.Thread(target=marker_bot, args=(server.url, errors), daemon=True)
+        bot.start()
+        with Controller(server.url) as ctl:
+            game = ctl.play(setup, ["SittingDuck", "Marker"], on_tick=note, timeout=60)
+        bot.join(10)
+    assert not errors, errors
+    assert len(game.rounds) == 2
+    assert [r["results"][0]["name"] for r in game.rounds] == ["Marker", "Marker"]  # the duck died in both
+    turned = (headings[(2, 2)] - headings[(2, 1)] + 180.0) % 360.0 - 180.0
+    assert turned == pytest.approx(-10.0), "round 2's first turn played round 1's last orders"
