@@ -39,11 +39,12 @@ def test_house_bots_play_the_same_rounds_as_their_bot_process_twins(procs, names
     """The same seed, three rounds of opponents that use chance: every tick and each round's score gains are
     equal whether the server plays them itself or they play as processes on the official bot API.
 
-    The bot API itself races now and then at a round's edge (measured: in 3 of 6 games one bot process sent
-    two intents within one of a round's first turns, so that round is not its twin's). A round's start does
-    not depend on how the last one was played (the engine draws the same start places), so each round is
-    judged alone: a bot-process game is played up to four times, and each round must equal the house's in
-    at least one of them. A house bot that plays differently differs in every attempt and fails."""
+    A bot process's timing can still part a round from its twin (before the server waited on a round's last
+    turn, 3 of 6 games had a round whose first turn took a survivor's answer to the last round's last tick).
+    A round's start does not depend on how the last one was played (the engine draws the same start places),
+    so each round is judged alone: a bot-process game is played up to four times, and each round must equal
+    the house's in at least one of them. A house bot that plays differently differs in every attempt and
+    fails."""
     pytest.importorskip("robocode_tank_royale")
     with run_server(port=0, seed=5, setup=SETUP, house=names, house_seed=11) as server:
         with Controller(server.url) as ctl:
