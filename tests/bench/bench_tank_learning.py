@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -62,10 +63,23 @@ def train(run_dir: Path, minutes: float, extra: list[str], config: str = DEFAULT
     cmd = [sys.executable, "-m", "deploy", "tank-train", "--run-dir", str(run_dir), "--minutes", str(minutes),
            "--rounds", "0", "--progress", "false", "--config", config, *extra]
     print("$", " ".join(cmd[2:]), flush=True)
-    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-    print("\n".join(out.stdout.splitlines()[-14:]), flush=True)
-    if out.returncode != 0:
-        print(out.stderr[-3000:], file=sys.stderr)
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        stdout, stderr = proc.communicate()
+    except KeyboardInterrupt:  # Ctrl-C: tank-train saves and writes its summary; killing it would lose that
+        proc.send_signal(signal.SIGINT)  # a no-op second signal when the terminal sent it to both of us
+        try:
+            proc.communicate(timeout=300)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        trained = json.loads((run_dir / "training-time.json").read_text()).get("seconds", 0.0) \
+            if (run_dir / "training-time.json").exists() else 0.0
+        print(f"interrupted: tank-train stopped at {trained / 60:.1f} of {minutes:g} minutes (exit "
+              f"{proc.returncode}); run the same line again to go on", file=sys.stderr)
+        sys.exit(130)
+    print("\n".join(stdout.splitlines()[-14:]), flush=True)
+    if proc.returncode != 0:
+        print(stderr[-3000:], file=sys.stderr)
     return json.loads((run_dir / "summary.json").read_text())
 
 
