@@ -72,8 +72,8 @@ def train(run_dir: Path, minutes: float, extra: list[str], config: str = DEFAULT
             proc.communicate(timeout=300)
         except subprocess.TimeoutExpired:
             proc.kill()
-        trained = json.loads((run_dir / "training-time.json").read_text()).get("seconds", 0.0) \
-            if (run_dir / "training-time.json").exists() else 0.0
+        clock = run_dir / "training-time.json"  # tank-train's own clock, kept across its pieces
+        trained = json.loads(clock.read_text()).get("seconds", 0.0) if clock.exists() else 0.0
         print(f"interrupted: tank-train stopped at {trained / 60:.1f} of {minutes:g} minutes (exit "
               f"{proc.returncode}); run the same line again to go on", file=sys.stderr)
         sys.exit(130)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import os
 import signal
 import subprocess
@@ -30,6 +29,7 @@ from websockets.sync.client import connect  # noqa: E402
 
 from actor.bots.tankroyale.controller import Controller, ControllerError, GameAborted  # noqa: E402
 from actor.bots.tankroyale.engine import Setup  # noqa: E402
+from actor.bots.tankroyale.rules import direction_to, normalize_relative_degrees  # noqa: E402
 from actor.bots.tankroyale.server import ServerHandle, run_server  # noqa: E402
 from tests.procs import ROOT, Procs, free_port  # noqa: E402
 
@@ -364,8 +364,7 @@ def marker_intent(round_number: int, me: dict[str, Any], duck: tuple[float, floa
                               "targetSpeed": 0.0, "radarTurnRate": 45.0, "adjustGunForBodyTurn": True,
                               "adjustRadarForBodyTurn": True, "adjustRadarForGunTurn": True}
     if duck is not None:
-        bearing = math.degrees(math.atan2(duck[1] - me["y"], duck[0] - me["x"]))
-        off = (bearing - me["gunDirection"] + 180.0) % 360.0 - 180.0
+        off = normalize_relative_degrees(direction_to(me["x"], me["y"], *duck) - me["gunDirection"])
         intent["gunTurnRate"] = max(-20.0, min(20.0, off))
         if abs(off) < 2.0 and me["gunHeat"] == 0:
             intent["firepower"] = 3.0
@@ -396,5 +395,5 @@ def test_an_answer_to_a_rounds_last_tick_is_not_the_next_rounds_first_intent() -
     assert not errors, errors
     assert len(game.rounds) == 2
     assert [r["results"][0]["name"] for r in game.rounds] == ["Marker", "Marker"]  # the duck died in both
-    turned = (headings[(2, 2)] - headings[(2, 1)] + 180.0) % 360.0 - 180.0
+    turned = normalize_relative_degrees(headings[(2, 2)] - headings[(2, 1)])
     assert turned == pytest.approx(-10.0), "round 2's first turn played round 1's last orders"

@@ -20,11 +20,12 @@ intent did not arrive during the last turn; TickEventForBot to each bot; TickEve
 EndedEventFor{Bot,Observer} after a round's last tick; GameEndedEventFor{Bot,Observer} after the last.
 The next turn comes after 1/TPS seconds at the earliest (none with TPS -1) and as soon as every live,
 connected bot's intent is in, or when the turn timeout has passed; a round's last turn too, as there: a
-survivor's answer to the last tick, sent before it read the round's end, is taken (and dropped) in that
-turn, not merged into the next round's first (measured before: in 3 of 6 three-round games as fast as
-the bots answer, a bot process's first turn of a round carried its last round's orders). Results, as the official server
-sends them: a round's end carries the game's results so far (not the round's alone), a bot's own
-results carry its place in the official server's unsorted list (engine.results_for_bot).
+survivor's answer to the last tick, which may leave only as it reads the round's end, is taken (and
+dropped) in that turn, not merged into the next round's first (measured before: in 3 of 6 three-round
+games as fast as the bots answer, a bot process's first turn of a round carried its last round's orders).
+Results, as the official server sends them: a round's end carries the game's results so far (not the
+round's alone), a bot's own results carry its place in the official server's unsorted list
+(engine.results_for_bot).
 
 Robustness: a frame that is not a protocol message (binary, not JSON, unknown type, wrong field
 types), a message the client's role may not send, a wrong secret or session id: logged (the first few
