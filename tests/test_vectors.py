@@ -308,13 +308,19 @@ def test_carrying_the_state_or_not_matters_in_each_forward_vector(name: str) -> 
 
 @FORWARD_NAMES
 def test_forward_vector_matches_generator(name: str) -> None:
-    """Inputs and weights exactly; the outputs to 1e-6, 1/100 of the vector's atol: numpy's matrix products may
-    round differently from one run to the next (BLAS picks kernels by alignment; a 1e-7 difference was seen once
-    in CI), and a deliberate change to the policy moves them far more."""
+    """Weights, observations and rewards exactly; the outputs, and the previous actions (which are the vector's
+    own outputs fed back), to 1e-6, 1/100 of the vector's atol: numpy's matrix products may round differently
+    from one run to the next (BLAS picks kernels by alignment; 1e-7 differences were seen in CI, in an output
+    and in a previous action), and a deliberate change to the policy moves them far more."""
     got, vector = forward(memoryless=name == "forward_memoryless"), FORWARDS[name]
     hint = "run `python -m tests.vectors.generate` after a deliberate change"
-    inputs = {k: v for k, v in got.items() if k != "expected"}
-    assert inputs == {k: v for k, v in vector.items() if k != "expected"}, hint
+    fixed = {k: v for k, v in got.items() if k not in ("expected", "steps")}
+    assert fixed == {k: v for k, v in vector.items() if k not in ("expected", "steps")}, hint
+    assert len(got["steps"]) == len(vector["steps"]), hint
+    for step, want in zip(got["steps"], vector["steps"], strict=True):
+        assert (step["obs"], step["prev_reward"]) == (want["obs"], want["prev_reward"]), hint
+        np.testing.assert_allclose(step["prev_action"], want["prev_action"], rtol=0, atol=vector["atol"] / 100,
+                                   err_msg=hint)
     assert got["expected"].keys() == vector["expected"].keys(), hint
     for key, values in got["expected"].items():
         np.testing.assert_allclose(values, vector["expected"][key], rtol=0, atol=vector["atol"] / 100, err_msg=hint)

@@ -10,7 +10,8 @@ without the previous action and reward among its inputs: no history at all, only
 JSON lines go to --out (a run already there with its JSON line is read back, not run again).
 
 Last line: one JSON object: for each opponent, recurrent_<opponent> and memoryless_<opponent> (destroyed
-rate, the mean over seeds, and per seed), hit rates likewise, and recurrent_minus_memoryless_<opponent>.
+rate, the mean over seeds, and per seed), hit rates likewise, and recurrent_minus_memoryless_<opponent>, held-out
+opponents (`--held-out`) included.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ def command(variant: str, seed: int, args: argparse.Namespace) -> list[str]:
     cmd = [sys.executable, str(ROOT / "tests/bench/bench_tank_ladder.py"), "--rung", args.rung, "--steps",
            str(args.steps), "--seed", str(seed), "--episodes", str(args.episodes), "--threads", "1", "--log-every",
            str(args.log_every)]
+    if args.held_out:
+        cmd += ["--held-out", args.held_out]
     for pair in args.env:
         cmd += ["--env", pair]
     for pair in args.set:
@@ -90,6 +93,8 @@ def main() -> None:
     ap.add_argument("--seeds", type=lambda v: [int(s) for s in v.split(",")], default=[0, 1])
     ap.add_argument("--episodes", type=int, default=20)
     ap.add_argument("--env", action="append", default=[], metavar="KEY=VALUE")
+    ap.add_argument("--held-out", default="", metavar="A,B",
+                    help="opponents never trained against, evaluated beside the rung's (bench_tank_ladder.py's flag)")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--jobs", type=int, default=2, help="runs at a time (one torch thread each)")
     ap.add_argument("--log-every", type=int, default=10_000)
@@ -99,7 +104,8 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     done = run_all(args, out)
     opponents = sorted({k[len("destroyed_"):] for r in done.values() for k in r if k.startswith("destroyed_")})
-    figures: dict[str, Any] = {"rung": args.rung, "steps": args.steps, "seeds": args.seeds, "env": args.env}
+    figures: dict[str, Any] = {"rung": args.rung, "steps": args.steps, "seeds": args.seeds, "env": args.env,
+                               "held_out": args.held_out}
     for o in opponents:
         for v in VARIANTS:
             per_seed = [done[(v, s)][f"destroyed_{o}"] for s in args.seeds]
