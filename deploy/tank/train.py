@@ -109,6 +109,9 @@ class Pace:
         return self.tps
 
 
+CLOCK_FILE = "training-time.json"  # in the run dir
+
+
 class TrainingClock:
     """Training time across the sessions of one run: what `minutes` counts. Saved every few seconds, so a
     run killed outright loses at most that much of its count."""
@@ -162,7 +165,7 @@ class TankTrainer(Run):
         self.arenas: list[Arena] = []
         self._lock = threading.Lock()
         self._games_claimed = 0
-        self.clock = TrainingClock(self.dir / "training-time.json")
+        self.clock = TrainingClock(self.dir / CLOCK_FILE)
         self.pace = Pace(1.0, cfg.tanks, cfg.max_tps) if cfg.tps == 0 else None
         self._paced = (0.0, 0, 0)  # (when, env steps, gradient steps) at the last pace update
 

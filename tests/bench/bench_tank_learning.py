@@ -49,6 +49,7 @@ sys.path.insert(0, str(ROOT))
 
 from deploy.tank.battle import OURS, wilson  # noqa: E402
 from deploy.tank.evaluate import FIXED  # noqa: E402
+from deploy.tank.train import CLOCK_FILE, TrainingClock  # noqa: E402
 
 SIX = ("SittingDuck", "SpinBot", "Walls", "RamFire", "Tracker", "TrackFire")
 MOVERS = ("Oscillator", "Dodger", "Orbiter")  # in tank-train's pool since deploy/tank.toml's gf form
@@ -72,8 +73,7 @@ def train(run_dir: Path, minutes: float, extra: list[str], config: str = DEFAULT
             proc.communicate(timeout=300)
         except subprocess.TimeoutExpired:
             proc.kill()
-        clock = run_dir / "training-time.json"  # tank-train's own clock, kept across its pieces
-        trained = json.loads(clock.read_text()).get("seconds", 0.0) if clock.exists() else 0.0
+        trained = TrainingClock(run_dir / CLOCK_FILE).before  # tank-train's own clock, kept across its pieces
         print(f"interrupted: tank-train stopped at {trained / 60:.1f} of {minutes:g} minutes (exit "
               f"{proc.returncode}); run the same line again to go on", file=sys.stderr)
         sys.exit(130)
