@@ -2,7 +2,7 @@
 
 bench_tank_ladder.py's snapshots (`--log-every`, `--log-from`) are how a policy's late swings were found
 (docs/tank-experiments.md): a snapshot is only worth reading if it is of the same run. An evaluation draws
-from torch's generator (the actor's noise) like training does; `unperturbed` puts the streams back. A short
+from torch's generator (the actor's noise) like training does; `play` puts the stream back. A short
 Pendulum run with and without evaluations along the way must end with the same actor, bit for bit.
 """
 
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import torch
 
-from tests.bench.bench_tank_ladder import unperturbed
 from tests.bench.inprocess import evaluate, run_settings, train
 
 ENV = "Pendulum-v1"
@@ -21,7 +20,7 @@ def trained_actor(evaluate_along: bool) -> list[torch.Tensor]:
 
     def along(sac, steps, bots) -> None:  # noqa: ANN001 - as train calls it
         if evaluate_along:
-            unperturbed(lambda: evaluate(sac, ENV, {}, episodes=1))
+            evaluate(sac, ENV, {}, episodes=1)
 
     sac = train(ENV, {}, 160, run, seed=5, log_every=40, on_steps=along)
     return [p.detach().clone() for p in sac.actor.parameters()]

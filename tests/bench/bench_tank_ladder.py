@@ -28,9 +28,8 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import torch
@@ -42,7 +41,6 @@ from learner.sac import SAC  # noqa: E402
 from tests.bench.inprocess import Bots, make_sac, play, run_settings, train  # noqa: E402
 
 ENV = "TankRoyale-v0"
-T = TypeVar("T")
 SIX = ("SittingDuck", "SpinBot", "Walls", "RamFire", "Tracker", "TrackFire")
 MOVERS = ("Oscillator", "Dodger", "Orbiter")  # they dodge, keep a period, reverse at random (opponents/movers.py)
 RUNGS: dict[str, tuple[tuple[str, ...], bool]] = {
@@ -76,17 +74,6 @@ def fight(bots: Bots, episodes: int) -> dict[str, float]:
 
 def assess(sac: SAC, opponents: tuple[str, ...], kwargs: dict[str, Any], episodes: int) -> dict[str, dict]:
     return {o: fight(play(sac, ENV, {**kwargs, "opponent": o}, episodes), episodes) for o in opponents}
-
-
-def unperturbed(evaluate: Callable[[], T]) -> T:
-    """`evaluate()` with the random streams training draws from put back as they were: evaluating along the way
-    must not change the run it watches (a snapshot of the same run, not of another one)."""
-    torch_state, numpy_state = torch.get_rng_state(), np.random.get_state()
-    try:
-        return evaluate()
-    finally:
-        torch.set_rng_state(torch_state)
-        np.random.set_state(numpy_state)
 
 
 def line(name: str, f: dict[str, float]) -> str:
@@ -129,7 +116,7 @@ def main() -> None:
     ap.add_argument("--held-out", default="", metavar="A,B",
                     help="opponents the rung does not train against, evaluated at the end beside the rung's")
     ap.add_argument("--log-every", type=int, default=5000, help="evaluate along the way every N steps (0: never); "
-                    "the run is the same as without (its random streams are put back after each evaluation)")
+                    "the run is the same as without (play puts torch's random stream back after each evaluation)")
     ap.add_argument("--log-from", type=int, default=0, help="evaluate along the way only from this many steps on "
                     "(how far the policy swings late in a run, without paying for the early evaluations)")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
@@ -158,7 +145,7 @@ def main() -> None:
         print(f"  {steps} steps, {time.time() - start:.0f} s, training rounds {len(bots.infos)}, recent win {won:.2f}, "
               f"alpha {m.get('alpha', float('nan')):.4f}, entropy {m.get('entropy', float('nan')):.2f}", flush=True)
         if steps >= max(run.cfg.learning_starts, args.log_from):
-            got = unperturbed(lambda: assess(sac, opponents, kwargs, args.episodes))
+            got = assess(sac, opponents, kwargs, args.episodes)
             curve.append({"steps": steps, **{o: round(f["win"], 3) for o, f in got.items()},
                           "destroyed_mean": round(float(np.mean([f["destroyed"] for f in got.values()])), 3)})
             for o, f in got.items():

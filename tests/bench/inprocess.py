@@ -131,10 +131,16 @@ class Bots:
 
 def play(sac: SAC, env_id: str, kwargs: dict[str, Any], episodes: int = 20, seed: int = 10_000) -> Bots:
     """`episodes` deterministic fixed-seed episodes, one per bot (the first each bot ended: short ones are
-    not over-counted); the Bots hold their returns and last infos in bot order."""
-    bots = Bots(env_id, kwargs, episodes, seed, sac.arch.hidden)
-    while len(set(bots.ended_by)) < episodes:
-        bots.step(bots.act(sac, deterministic=True))
+    not over-counted); the Bots hold their returns and last infos in bot order. The Bots draw their noise from
+    torch's generator as training's do; it is put back afterwards, so playing along the way (the ladder's
+    snapshots) leaves the run it watches as it would have been."""
+    torch_state = torch.get_rng_state()
+    try:
+        bots = Bots(env_id, kwargs, episodes, seed, sac.arch.hidden)
+        while len(set(bots.ended_by)) < episodes:
+            bots.step(bots.act(sac, deterministic=True))
+    finally:
+        torch.set_rng_state(torch_state)
     first = {b: k for k, b in reversed(list(enumerate(bots.ended_by)))}
     order = [first[b] for b in range(episodes)]
     bots.returns = [bots.returns[k] for k in order]
