@@ -239,8 +239,8 @@ class SAC:
         for opt in (self.critic_opt, self.actor_opt, self.alpha_opt):
             opt.zero_grad(set_to_none=True)
         (losses.critic + losses.actor + losses.alpha).backward()
-        self._step(self.critic_opt, self._critic_trained)
-        self._step(self.actor_opt, self._actor_params)
+        norms = {"critic": self._step(self.critic_opt, self._critic_trained),
+                 "actor": self._step(self.actor_opt, self._actor_params)}
         self._step(self.alpha_opt, None)
         with torch.no_grad():
             torch._foreach_lerp_(self._target_params, self._critic_params, self.cfg.tau)
@@ -251,6 +251,10 @@ class SAC:
         }
         if losses.recall is not None:
             out["recall_loss"] = float(losses.recall.detach())
+        for name, norm in norms.items():  # with a clip: how big the steps were, and how often the clip bound
+            if norm is not None:
+                out[f"{name}_grad_norm"] = norm
+                out[f"{name}_clipped"] = float(norm > self.cfg.grad_clip)
         return out
 
     def losses(self, batch: Batch) -> Losses:
@@ -302,10 +306,13 @@ class SAC:
         entropy = -(log_pi_now.detach() * mask).sum() / count
         return Losses(critic_loss, actor_loss, alpha_loss, entropy, td, recall)
 
-    def _step(self, opt: torch.optim.Optimizer, params: Sequence[torch.Tensor] | None) -> None:
+    def _step(self, opt: torch.optim.Optimizer, params: Sequence[torch.Tensor] | None) -> float | None:
+        """Clip (when `grad_clip` is on) and step; the gradient's norm before the clip (None with the clip off)."""
+        norm = None
         if self.cfg.grad_clip > 0 and params is not None:
-            nn.utils.clip_grad_norm_(params, self.cfg.grad_clip)
+            norm = float(nn.utils.clip_grad_norm_(params, self.cfg.grad_clip))
         opt.step()
+        return norm
 
 
 class RecallHead(nn.Module):

@@ -172,3 +172,26 @@ def test_an_update_with_denormals_flushed_is_the_same_update() -> None:
     for a, b in zip(plain_out, flushed_out):
         assert a.keys() == b.keys() and all(abs(a[k] - b[k]) <= 1e-5 * max(1.0, abs(a[k])) for k in a), (a, b)
     assert all(torch.allclose(a, b, rtol=1e-5, atol=1e-7) for a, b in zip(plain_params, flushed_params))
+
+
+def _grad_norm(params: list[torch.Tensor]) -> float:
+    return float(torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in params if p.grad is not None])))
+
+
+@pytest.mark.parametrize("layout", ["separate", "shared"])
+def test_the_clip_bounds_each_networks_step_and_says_how_often_it_bound(layout: str) -> None:
+    """With `grad_clip` each optimiser steps on a gradient of norm at most the clip, and the update reports the
+    norm before it and whether it bound (averaged over a pass: the share of steps clipped), so a run can tell a
+    clip that shapes training from one that never acts. Without a clip nothing is reported."""
+    nets = {"critic": lambda s: s._critic_trained, "actor": lambda s: s._actor_params}
+    tight = _sac(layout, grad_clip=1e-6)
+    out = tight.update(_batch(3))
+    for name, params in nets.items():
+        assert out[f"{name}_clipped"] == 1.0 and out[f"{name}_grad_norm"] > 1e-3, (name, out)
+        assert _grad_norm(list(params(tight))) <= 1e-6 * 1.001, name  # what the optimiser stepped on
+    loose = _sac(layout, grad_clip=1e9)
+    out = loose.update(_batch(3))
+    for name, params in nets.items():
+        assert out[f"{name}_clipped"] == 0.0, (name, out)
+        assert out[f"{name}_grad_norm"] == pytest.approx(_grad_norm(list(params(loose))), rel=1e-4), name
+    assert not {k for k in _sac(layout).update(_batch(3)) if "grad_norm" in k or "clipped" in k}
