@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from actor.bots.tankroyale import rules as R
+from actor.bots.tankroyale.surf import Surf, choose
 
 # The bot API's dispatch order of one turn's events: critical ones first (a won round, our death, a
 # skipped turn), then by DefaultEventPriority (robocode_tank_royale.bot_api.default_event_priority).
@@ -121,8 +122,14 @@ class TankControls:
                                                           "of turning back, drawn by the controls once a decision "
                                                           "(-8: always, 0: a coin flip, +8: never), so that even the "
                                                           "deterministic policy can play a mixed strategy (what a gun "
-                                                          "that learns where we go cannot learn); target: the target "
-                                                          "speed itself (the first form)"})
+                                                          "that learns where we go cannot learn); surf: full speed "
+                                                          "always, and while an enemy shot is in the air the controls "
+                                                          "play both ways forward to where it meets us and take the one "
+                                                          "whose guess factor its earlier shots found us at less "
+                                                          "(docs/tankroyale.md, wave surfing); the action is the bias "
+                                                          "(-8: turn back on every shot as flip does, 0: the safer "
+                                                          "way, +8: never turn back), and with no shot in the air it "
+                                                          "acts as flip; target: the target speed itself (the first form)"})
     repeat: int = field(default=8, metadata={"help": "turns per decision: an action is held this many turns (aim and "
                                                      "radar still follow the enemy every turn), its rewards summed"})
     observe: str = field(default="basic", metadata={"help": "basic: the 35 numbers; duel: five more about the "
@@ -141,8 +148,8 @@ class TankControls:
               "must be bearing, gf, lead, path or rate")
         check(self.radar in ("lock", "spin"), "radar", self.radar, "must be lock or spin")
         check(self.move in ("bearing", "orbit", "rate"), "move", self.move, "must be bearing, orbit or rate")
-        check(self.speed in ("ahead", "flip", "keep", "mix", "target", "time"), "speed", self.speed,
-              "must be ahead, flip, keep, mix, target or time")
+        check(self.speed in ("ahead", "flip", "keep", "mix", "surf", "target", "time"), "speed", self.speed,
+              "must be ahead, flip, keep, mix, surf, target or time")
         check(1 <= self.repeat <= 30, "repeat", self.repeat, "must be 1..30 turns")
         check(self.observe in ("basic", "duel"), "observe", self.observe, "must be basic or duel")
 
@@ -223,6 +230,7 @@ class TankBrain:
         self.ordered = 0.0  # the target speed last ordered: the way we are going, even while blocked or turning back
         self._explained = False  # this turn brought a hit or a collision: an energy drop is not a shot
         self.lateral = 1.0  # +1 while it moves counter-clockwise around us, -1 clockwise (kept when it stops)
+        self.surf = Surf()  # speed = surf: the enemy's shots in the air, and where its earlier ones found us
 
     # -- one turn's events ----------------------------------------------------------------
 
@@ -273,6 +281,8 @@ class TankBrain:
     def _bullet_hit(self, e: dict) -> None:
         if e["victimId"] == self.my_id:
             self.damage_taken(e["damage"])
+            if self.me is not None:
+                self.surf.hit(int(e.get("turnNumber", self.turn)), self.me.x, self.me.y, e.get("bullet") or {})  # type: ignore[attr-defined]
         elif (e.get("bullet") or {}).get("ownerId") == self.my_id:
             self.tally.hits += 1
             self.damage_dealt(e["damage"])
@@ -299,11 +309,15 @@ class TankBrain:
         self.top_speed, self.lateral, self.enemy_fired = 0.0, 1.0, False
         self.shot_turn, self.shot_power, self.reversal_turn = -1, 0.0, -1
         self.going, self.ordered = 1.0, 0.0
+        self.surf.new_round()
 
     def scanned(self, bot_id: int, x: float, y: float, energy: float, direction: float, speed: float, turn: int) -> None:
         last = self.enemy
         if last.turn >= 0 and last.id == bot_id and not self._explained and 0.09 < last.energy - energy < 3.01:
             self.enemy_fired, self.shot_turn, self.shot_power = True, turn, last.energy - energy
+            if self.me is not None:  # it fired from where it stood last turn, at where we were
+                self.surf.fired(last.x, last.y, self.shot_power, turn - 1, self.me.x, self.me.y,  # type: ignore[attr-defined]
+                                self.ordered or self.going)
         self.enemy = Enemy(bot_id, x, y, energy, direction, speed, turn, True)
         self.top_speed = max(self.top_speed, min(abs(speed), MAX_SPEED))
         if self.me is not None:
@@ -377,6 +391,9 @@ class TankBrain:
         ]
         if self.controls.observe == "duel":
             obs += self._duel(s, turn)
+        if seen and self.controls.speed == "surf":
+            self.surf.moved(s.x, s.y, s.direction, s.speed, e.x, e.y)
+            self.surf.passed(turn, s.x, s.y)
 
         self.hit_wall = self.hit_bot = False
         self.me, self.turn = s, turn
@@ -430,10 +447,12 @@ class TankBrain:
         elif c.speed == "time":  # below 0: turn back that far into the decision (-8 at once, toward 0 at its end)
             turn_back = speed < 0 and held >= (MAX_SPEED + speed) / MAX_SPEED * c.repeat
             speed = MAX_SPEED * self.going * (-1.0 if turn_back else 1.0)
+        target = self._target(s) if s is not None else None
+        if c.speed == "surf":
+            speed = MAX_SPEED * self._surf_way(s, target, speed, turn)
         self.ordered = speed
         if s is None:  # nothing observed yet: the first form's orders
             return Orders(speed, turn, R.limit_gun_turn_rate(aim), MAX_RADAR_TURN, power, False)
-        target = self._target(s)
         if c.aim != "rate":
             goal = self._aim_goal(s, target, aim, power)
             goal = s.gun_direction if goal is None else goal  # type: ignore[attr-defined]
@@ -451,6 +470,16 @@ class TankBrain:
             radar = R.limit_radar_turn_rate(off + math.copysign(MAX_RADAR_TURN / 2, off))
         independent = c.aim != "rate" or c.radar == "lock"
         return Orders(speed, turn, gun, radar, power, independent)
+
+    def _surf_way(self, s, target: float | None, action: float, turn: float) -> float:  # noqa: ANN001
+        """speed = surf: the way to drive (+1 / -1). Against the shot in the air that meets us first, the way
+        its guess factor is the safer, biased by the action; with none, flip's way."""
+        wave = self.surf.nearest(self.turn, s.x, s.y) if s is not None and target is not None else None
+        if wave is None:
+            return self.going * (1.0 if action >= 0 else -1.0)
+        age = self.turn - self.enemy.turn
+        return choose(self.surf, wave, self.turn, (s.x, s.y, s.direction, s.speed), turn * (90.0 / MAX_TURN),
+                      self._enemy_at(age), (self.width, self.height), action / MAX_SPEED, self.controls.move == "orbit")
 
     def _aim_goal(self, s, target: float | None, aim: float, power: float) -> float | None:  # noqa: ANN001
         """The gun's goal direction for the aim action, or None while no enemy is tracked."""

@@ -101,7 +101,10 @@ class TankRoyaleEnv(gym.Env):
         self._first_seed = None
         super().reset(seed=seed)
         game_seed, policy_seed, pick = (int(v) for v in self.np_random.integers(0, 2**31 - 1, size=3))
-        self.opponent = self.roster[pick % len(self.roster)]
+        opponent = self.roster[pick % len(self.roster)]
+        if opponent != self.opponent:
+            self.brain.surf.forget()  # speed = surf: what the last opponent's shots did says nothing of this one
+        self.opponent = opponent
         self.policy = self.policies[self.opponent]
         self.engine = Engine(self.setup, [Participant(ME, "saclstm-tank"), Participant(THEM, self.opponent)],
                              seed=game_seed)

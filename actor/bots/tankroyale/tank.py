@@ -67,8 +67,11 @@ def as_schema(e: Any, me: int) -> dict[str, Any] | None:
         return {"type": "BulletHitBotEvent", "turnNumber": turn, "victimId": e.victim_id, "bullet": {"ownerId": me},
                 "damage": e.damage, "energy": e.energy}
     if isinstance(e, HitByBulletEvent):
-        owner = getattr(e.bullet, "owner_id", None)
-        return {"type": "BulletHitBotEvent", "turnNumber": turn, "victimId": me, "bullet": {"ownerId": owner},
+        b = e.bullet  # where it came from tells speed = surf which of the enemy's waves found us
+        bullet = {"ownerId": getattr(b, "owner_id", None), "power": getattr(b, "power", None),
+                  "direction": getattr(b, "direction", None)}
+        return {"type": "BulletHitBotEvent", "turnNumber": turn, "victimId": me,
+                "bullet": {k: v for k, v in bullet.items() if v is not None},
                 "damage": e.damage, "energy": e.energy}
     if isinstance(e, HitBotEvent):
         return {"type": "BotHitBotEvent", "turnNumber": turn, "botId": me, "victimId": e.victim_id,
@@ -126,6 +129,7 @@ class SaclstmTank(Bot):
     def on_game_started(self, e: GameStartedEvent) -> None:
         self.brain.width, self.brain.height = e.game_setup.arena_width, e.game_setup.arena_height
         self.brain.my_id = e.my_id
+        self.brain.surf.forget()  # a new game: its enemy may be another than the last one's
 
     def on_round_started(self, e: RoundStartedEvent) -> None:
         with self._lock:
