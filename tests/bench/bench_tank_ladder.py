@@ -54,6 +54,7 @@ RUNGS: dict[str, tuple[tuple[str, ...], bool]] = {
     "nine": (SIX + MOVERS, True),
     "ten": (SIX + MOVERS + ("Fire",), True),
     "gf": (MOVERS + ("Profiler",), True),
+    "nine-gf": (SIX + MOVERS + ("Profiler",), True),  # the nine and a guess-factor gunner (the surf form)
 }
 
 

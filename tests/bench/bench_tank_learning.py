@@ -10,11 +10,11 @@ Training is tank-train with `--config` (deploy/tank.toml: nine opponents, the gf
 evaluation is tank-eval with the same `--config`, `--rounds` rounds against each opponent (SittingDuck,
 SpinBot and the three training movers Oscillator, Dodger, Orbiter; with --minutes 240 or more, every
 training opponent and every held-out one: the samples Crazy, Corners, VelociBot, MyFirstBot, Fire, the
-baselines HeadOnBot and RandomBot, and the held-out movers StopAndGo, Surfer, Reverser), with the constant
+baselines HeadOnBot and RandomBot, and the held-out movers StopAndGo, Surfer, Reverser, Profiler), with the constant
 action of our tank's form (tank-eval's "constant-action" side: one action every decision through the same
 controls, no network) and HeadOnBot in our tank's place in the same battles. Much of a win rate comes from
 the controls alone: the constant action is the figure learning has to beat. Opponents named in `--adaptive`
-(default: the six movers, which dodge, keep a habit or aim where a predictable mover goes) are summed up
+(default: the seven movers, which dodge, keep a habit or aim where a predictable mover goes) are summed up
 apart: learned_minus_fixed_min is the least, over them, of our destroyed rate minus the constant action's,
 and held_out_adaptive_min_win_rate our least destroyed rate over those of them the run never trained
 against (not in its summary's opponents); both null when no adaptive opponent was evaluated. Targets
@@ -53,7 +53,7 @@ from deploy.tank.train import CLOCK_FILE, TrainingClock  # noqa: E402
 
 SIX = ("SittingDuck", "SpinBot", "Walls", "RamFire", "Tracker", "TrackFire")
 MOVERS = ("Oscillator", "Dodger", "Orbiter")  # in tank-train's pool since deploy/tank.toml's gf form
-HELD_OUT_MOVERS = ("StopAndGo", "Surfer", "Reverser")
+HELD_OUT_MOVERS = ("StopAndGo", "Surfer", "Reverser", "Profiler")
 HELD_OUT = ("Crazy", "Corners", "VelociBot", "MyFirstBot", "Fire", "HeadOnBot", "RandomBot", *HELD_OUT_MOVERS)
 ADAPTIVE = MOVERS + HELD_OUT_MOVERS  # they dodge, keep a habit, or aim where a predictable mover goes
 DEFAULT_CONFIG = "deploy/tank.toml"
@@ -68,11 +68,7 @@ def train(run_dir: Path, minutes: float, extra: list[str], config: str = DEFAULT
     try:
         stdout, stderr = proc.communicate()
     except KeyboardInterrupt:  # Ctrl-C: tank-train saves and writes its summary; killing it would lose that
-        proc.send_signal(signal.SIGINT)  # a no-op second signal when the terminal sent it to both of us
-        try:
-            proc.communicate(timeout=300)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
         trained = TrainingClock(run_dir / CLOCK_FILE).before  # tank-train's own clock, kept across its pieces
         print(f"interrupted: tank-train stopped at {trained / 60:.1f} of {minutes:g} minutes (exit "
               f"{proc.returncode}); run the same line again to go on", file=sys.stderr)
@@ -81,6 +77,22 @@ def train(run_dir: Path, minutes: float, extra: list[str], config: str = DEFAULT
     if proc.returncode != 0:
         print(stderr[-3000:], file=sys.stderr)
     return json.loads((run_dir / "summary.json").read_text())
+
+
+def stop(proc: subprocess.Popen, timeout: float = 300.0) -> None:
+    """A child stops as Ctrl-C stops it (its own summary, its saves), then is waited for; killed only if it hangs."""
+    proc.send_signal(signal.SIGINT)  # a no-op second signal when the terminal sent it to both of us
+    try:
+        proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+
+
+def interrupt(signum: int, frame: object) -> None:
+    """SIGINT and SIGTERM stop the bench as Ctrl-C does, however it was started: a shell starting it in the
+    background makes it ignore SIGINT, and a SIGTERM would otherwise end it with tank-train left running."""
+    raise KeyboardInterrupt
 
 
 def evaluate(checkpoint: Path, digest: str, opponent: str, rounds: int, run_dir: Path,
@@ -94,10 +106,16 @@ def evaluate(checkpoint: Path, digest: str, opponent: str, rounds: int, run_dir:
     cmd = [sys.executable, "-m", "deploy", "tank-eval", "--checkpoint", str(checkpoint), "--opponent", opponent,
            "--rounds", str(rounds), "--out", str(out_path), "--config", config]  # the form it was trained in
     print("$", " ".join(cmd[2:]), flush=True)
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-    print(done.stdout.strip(), flush=True)
-    if done.returncode != 0:
-        raise SystemExit(f"tank-eval failed ({done.returncode}): {done.stderr[-2000:]}")
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        stdout, stderr = proc.communicate()
+    except KeyboardInterrupt:  # tank-eval stops its battles and keeps what it finished; the next run plays the rest
+        stop(proc)
+        print(f"interrupted: evaluation stopped at {opponent}; run the same line again to go on", file=sys.stderr)
+        sys.exit(130)
+    print(stdout.strip(), flush=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"tank-eval failed ({proc.returncode}): {stderr[-2000:]}")
     result = json.loads(out_path.read_text())
     out_path.write_text(json.dumps(result | {"checkpoint_sha256": digest}, indent=1))
     return result["results"]
@@ -158,10 +176,12 @@ def main() -> None:
                     "three training movers; with --minutes 240 or more every training and held-out opponent)")
     ap.add_argument("--adaptive", default=",".join(ADAPTIVE), help="of the opponents evaluated, those that adapt to "
                     "our tank (comma-separated): learned_minus_fixed_min and held_out_adaptive_min_win_rate are over "
-                    "these (default: the six movers)")
+                    "these (default: the seven movers)")
     ap.add_argument("--config", default=DEFAULT_CONFIG, help="tank-train's and tank-eval's TOML (the form)")
     ap.add_argument("--train-arg", action="append", default=[], metavar="ARG", help="extra tank-train argument")
     args = ap.parse_args()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, interrupt)
     run_dir = Path(args.run_dir or f"runs/bench-tank-{time.strftime('%Y%m%d-%H%M%S')}")
     run_dir.mkdir(parents=True, exist_ok=True)
     summary = train(run_dir, args.minutes, args.train_arg, args.config)
