@@ -164,3 +164,36 @@ def test_at_the_ends_of_the_action_the_surf_form_is_a_reflex(action: float, agai
             assert math.copysign(1.0, orders.target_speed) == against * wave.going
             checked += 1
     assert checked >= 10
+
+
+def test_observe_surf_shows_a_shot_in_the_air_and_how_dangerous_each_way_has_been() -> None:
+    """observe = surf: three numbers after the duel ones; -1s with no shot in the air, and once the enemy's
+    bullets have found us, the way they found us at reads as the more dangerous."""
+    from actor.bots.tankroyale.brain import DUEL, OBSERVATION, SURF
+
+    env = TankRoyaleEnv(opponent="Oscillator", aim="gf", move="orbit", speed="flip", observe="surf", react=True,
+                        repeat=1, max_turns=900)
+    obs, _ = env.reset(seed=5)
+    first = len(OBSERVATION) + len(DUEL)
+    assert obs.shape == (first + len(SURF),) and list(obs[first:]) == [-1.0, -1.0, -1.0]
+    in_air = differ = 0
+    for _ in range(600):
+        obs, _, terminated, truncated, _ = env.step(np.array([8, 0, 0, 0], np.float32))  # never turn back
+        if terminated or truncated:
+            break
+        me = env.brain.me
+        assert (obs[first] == 1.0) == (env.brain.surf.nearest(env.brain.turn, me.x, me.y) is not None)
+        in_air += obs[first] == 1.0
+        differ += obs[first] == 1.0 and env.brain.surf.hits.sum() > 0 and obs[first + 1] > obs[first + 2]
+    assert in_air >= 50 and differ >= 20, (in_air, differ)
+
+
+def test_the_flip_form_tracks_no_waves() -> None:
+    env = TankRoyaleEnv(opponent="Oscillator", aim="gf", move="orbit", speed="flip", observe="duel", react=True,
+                        repeat=1, max_turns=300)
+    env.reset(seed=5)
+    for _ in range(200):
+        _, _, terminated, truncated, _ = env.step(np.array([8, 0, 0, 0], np.float32))
+        if terminated or truncated:
+            break
+    assert env.brain.shot_turn >= 0 and not env.brain.surf.waves and not env.brain.surf.hits.any()

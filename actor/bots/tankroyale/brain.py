@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from actor.bots.tankroyale import rules as R
-from actor.bots.tankroyale.surf import Surf, choose
+from actor.bots.tankroyale.surf import VISIT_WEIGHT, Surf, choose, play_forward
 
 # The bot API's dispatch order of one turn's events: critical ones first (a won round, our death, a
 # skipped turn), then by DefaultEventPriority (robocode_tank_royale.bot_api.default_event_priority).
@@ -60,11 +60,14 @@ OBS_DIM = len(OBSERVATION)  # 35, as the original Nim bot's
 # With `observe = "duel"` five more follow, on what one scan cannot show of the enemy: its last shot (seen as a
 # drop in its energy), its motion across and along our line to it, and how long since it last turned back.
 DUEL = ("enemy_shot_age", "enemy_shot_power", "enemy_lateral", "enemy_advancing", "enemy_reversal_age")
+# With `observe = "surf"` three more follow the duel numbers: whether an enemy shot is in the air, and how dangerous
+# each way has been against the one that meets us first (surf.py), which the surf form's bias weighs.
+SURF = ("wave_in_air", "danger_on", "danger_back")
 
 
 def obs_dim(controls: TankControls) -> int:
-    """The observation's width for a form: 35, or 40 with the duel numbers."""
-    return OBS_DIM + (len(DUEL) if controls.observe == "duel" else 0)
+    """The observation's width for a form: 35, 40 with the duel numbers, 43 with the surf numbers too."""
+    return OBS_DIM + {"duel": len(DUEL), "surf": len(DUEL) + len(SURF)}.get(controls.observe, 0)
 
 
 @dataclass(frozen=True)
@@ -135,7 +138,10 @@ class TankControls:
     observe: str = field(default="basic", metadata={"help": "basic: the 35 numbers; duel: five more about the "
                                                             "enemy: turns since its last shot and that shot's power "
                                                             "(from drops in its energy), its speed across and along "
-                                                            "our line to it, turns since it last reversed across it"})
+                                                            "our line to it, turns since it last reversed across it; "
+                                                            "surf: the duel numbers and three more, whether an enemy "
+                                                            "shot is in the air and how dangerous going on and turning "
+                                                            "back have been against it (the surf form's counts)"})
     react: bool = field(default=False, metadata={"help": "a decision also ends, before its repeat turns are up, on "
                                                          "the turn the enemy's energy is seen to drop by a shot's cost "
                                                          "(0.1-3, with no hit to explain it): the policy can answer a "
@@ -151,7 +157,7 @@ class TankControls:
         check(self.speed in ("ahead", "flip", "keep", "mix", "surf", "target", "time"), "speed", self.speed,
               "must be ahead, flip, keep, mix, surf, target or time")
         check(1 <= self.repeat <= 30, "repeat", self.repeat, "must be 1..30 turns")
-        check(self.observe in ("basic", "duel"), "observe", self.observe, "must be basic or duel")
+        check(self.observe in ("basic", "duel", "surf"), "observe", self.observe, "must be basic, duel or surf")
 
 
 @dataclass(frozen=True)
@@ -231,6 +237,8 @@ class TankBrain:
         self._explained = False  # this turn brought a hit or a collision: an energy drop is not a shot
         self.lateral = 1.0  # +1 while it moves counter-clockwise around us, -1 clockwise (kept when it stops)
         self.surf = Surf()  # speed = surf: the enemy's shots in the air, and where its earlier ones found us
+        self.offset = 0.0  # the body's heading offset last ordered (degrees), for the surf numbers' play forward
+        self.surfing = controls.speed == "surf" or controls.observe == "surf"  # the enemy's waves are tracked
 
     # -- one turn's events ----------------------------------------------------------------
 
@@ -281,7 +289,7 @@ class TankBrain:
     def _bullet_hit(self, e: dict) -> None:
         if e["victimId"] == self.my_id:
             self.damage_taken(e["damage"])
-            if self.me is not None:
+            if self.surfing and self.me is not None:
                 self.surf.hit(int(e.get("turnNumber", self.turn)), self.me.x, self.me.y, e.get("bullet") or {})  # type: ignore[attr-defined]
         elif (e.get("bullet") or {}).get("ownerId") == self.my_id:
             self.tally.hits += 1
@@ -315,7 +323,7 @@ class TankBrain:
         last = self.enemy
         if last.turn >= 0 and last.id == bot_id and not self._explained and 0.09 < last.energy - energy < 3.01:
             self.enemy_fired, self.shot_turn, self.shot_power = True, turn, last.energy - energy
-            if self.me is not None:  # it fired from where it stood last turn, at where we were
+            if self.surfing and self.me is not None:  # it fired from where it stood last turn, at where we were
                 self.surf.fired(last.x, last.y, self.shot_power, turn - 1, self.me.x, self.me.y,  # type: ignore[attr-defined]
                                 self.ordered or self.going)
         self.enemy = Enemy(bot_id, x, y, energy, direction, speed, turn, True)
@@ -389,11 +397,13 @@ class TankBrain:
             min(self.enemies_left, 10) / 5 - 1, min(turn, 2000) / 1000 - 1,
             1.0 if self.hit_wall else -1.0, 1.0 if self.hit_bot else -1.0,
         ]
-        if self.controls.observe == "duel":
+        if self.controls.observe in ("duel", "surf"):
             obs += self._duel(s, turn)
-        if seen and self.controls.speed == "surf":
+        if seen and self.surfing:
             self.surf.moved(s.x, s.y, s.direction, s.speed, e.x, e.y)
             self.surf.passed(turn, s.x, s.y)
+        if self.controls.observe == "surf":
+            obs += self._surf_numbers(s, turn) if seen else [-1.0, -1.0, -1.0]
 
         self.hit_wall = self.hit_bot = False
         self.me, self.turn = s, turn
@@ -411,6 +421,21 @@ class TankBrain:
         turned_age = min(turn - self.reversal_turn, 60) / 30 - 1 if self.reversal_turn >= 0 else 1.0
         return [shot_age, self.shot_power / 1.5 - 1 if self.shot_turn >= 0 else -1.0,
                 e.speed * math.sin(heading) / MAX_SPEED, -e.speed * math.cos(heading) / MAX_SPEED, turned_age]
+
+    def _surf_numbers(self, s, turn: int) -> list[float]:  # noqa: ANN001 - the bot API's BotState
+        """The SURF numbers: -1, -1, -1 with no enemy shot in the air; else 1 and each way's danger (surf.danger,
+        0 to 1.25) scaled to [-1, 1], played forward with the body offset last ordered."""
+        wave = self.surf.nearest(turn, s.x, s.y)
+        if wave is None:
+            return [-1.0, -1.0, -1.0]
+        me, age = (s.x, s.y, s.direction, s.speed), turn - self.enemy.turn
+        top = 1.0 + VISIT_WEIGHT
+        out = [1.0]
+        for way in (wave.going, -wave.going):
+            end = play_forward(wave, turn, me, way, self.offset, self._enemy_at(age), (self.width, self.height),
+                               self.controls.move == "orbit")
+            out.append(2.0 * min(self.surf.danger(wave.gf(*end)), top) / top - 1.0)
+        return out
 
     def decision_due(self, held: int) -> bool:
         """Whether the action held for `held` turns gives way to a new decision: its repeat turns are up, or
@@ -460,7 +485,7 @@ class TankBrain:
         else:
             gun = R.limit_gun_turn_rate(aim)
         if c.move in ("bearing", "orbit") and target is not None:
-            offset = turn * (90.0 / MAX_TURN)
+            offset = self.offset = turn * (90.0 / MAX_TURN)
             heading = target + 90.0 + (-offset if c.move == "orbit" and speed < 0 else offset)
             turn = R.limit_turn_rate(_angle(heading - s.direction), s.speed)  # type: ignore[attr-defined]
         radar = MAX_RADAR_TURN
