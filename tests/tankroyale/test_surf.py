@@ -197,3 +197,18 @@ def test_the_flip_form_tracks_no_waves() -> None:
         if terminated or truncated:
             break
     assert env.brain.shot_turn >= 0 and not env.brain.surf.waves and not env.brain.surf.hits.any()
+
+
+def test_a_hit_by_bullet_from_the_bot_api_carries_the_bullets_power_and_direction() -> None:
+    """In real battles the surf counts read a hit's guess factor from the bullet's direction and match its wave
+    by the bullet's power: the bot API's HitByBulletEvent must bring both into the brain's schema map."""
+    pytest.importorskip("robocode_tank_royale")
+    from robocode_tank_royale.bot_api import BulletState
+    from robocode_tank_royale.bot_api.events import HitByBulletEvent
+
+    from actor.bots.tankroyale.tank import as_schema
+
+    bullet = BulletState(3, 2, 1.5, 100.0, 200.0, 47.0, None)  # id, owner, power, x, y, direction, color
+    event = as_schema(HitByBulletEvent(7, bullet, 7.0, 60.0), me=1)
+    assert event is not None and event["victimId"] == 1
+    assert event["bullet"] == {"ownerId": 2, "power": 1.5, "direction": 47.0}
