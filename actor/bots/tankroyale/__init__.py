@@ -6,6 +6,8 @@
     controller.py         a controller client: ours here, or an official server elsewhere
     brain.py              what our tank sees, does and is rewarded for, and how its action becomes
                           orders (TankControls: the action's forms; pure, no bot API)
+    surf.py               wave surfing: the enemy's shots as waves, and which way to go (speed = "surf")
+    guess_factors.py      the guess-factor angle and bins, shared by surf.py and the opponents' learning guns
     tank.py               our tank on the official Python bot API
     opponents.py          scripted opponents (sample-bot behaviours) and two baselines
     env.py                TankRoyale-v0: the engine as a Gymnasium environment, no sockets (registered by

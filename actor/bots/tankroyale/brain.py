@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from actor.bots.tankroyale import rules as R
-from actor.bots.tankroyale.surf import VISIT_WEIGHT, Surf, choose, play_forward
+from actor.bots.tankroyale.surf import VISIT_WEIGHT, Surf, choose
 
 # The bot API's dispatch order of one turn's events: critical ones first (a won round, our death, a
 # skipped turn), then by DefaultEventPriority (robocode_tank_royale.bot_api.default_event_priority).
@@ -428,14 +428,11 @@ class TankBrain:
         wave = self.surf.nearest(turn, s.x, s.y)
         if wave is None:
             return [-1.0, -1.0, -1.0]
-        me, age = (s.x, s.y, s.direction, s.speed), turn - self.enemy.turn
+        dangers = self.surf.dangers(wave, turn, (s.x, s.y, s.direction, s.speed), self.offset,
+                                    self._enemy_at(turn - self.enemy.turn), (self.width, self.height),
+                                    self.controls.move == "orbit")
         top = 1.0 + VISIT_WEIGHT
-        out = [1.0]
-        for way in (wave.going, -wave.going):
-            end = play_forward(wave, turn, me, way, self.offset, self._enemy_at(age), (self.width, self.height),
-                               self.controls.move == "orbit")
-            out.append(2.0 * min(self.surf.danger(wave.gf(*end)), top) / top - 1.0)
-        return out
+        return [1.0, *(2.0 * min(d, top) / top - 1.0 for d in dangers)]
 
     def decision_due(self, held: int) -> bool:
         """Whether the action held for `held` turns gives way to a new decision: its repeat turns are up, or

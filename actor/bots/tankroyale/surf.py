@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from actor.bots.tankroyale import rules as R
+from actor.bots.tankroyale.guess_factors import BINS, escape_angle, of_direction
+from actor.bots.tankroyale.guess_factors import to_bin as gf_bin
 
-BINS = 31  # guess factors -1..+1
 _KERNEL = 1.0 / (1.0 + (np.arange(BINS)[:, None] - np.arange(BINS)[None, :]) ** 2.0)  # one count, smoothed
 VISIT_WEIGHT = 0.25  # a wave that passed us, against a bullet that hit us (0-0.5 measured alike; 2 worse: docs/tank-experiments.md)
 HORIZON = 120  # turns a way is played forward at most
@@ -43,23 +44,17 @@ class Wave:
     @property
     def escape(self) -> float:
         """The widest angle (degrees) a bot at full speed can move, seen from the origin, while the bullet flies."""
-        return math.degrees(math.asin(R.MAX_FORWARD_SPEED / self.speed))
+        return escape_angle(self.speed)
 
     def radius(self, turn: float) -> float:
         return (turn - self.turn) * self.speed
 
     def gf(self, x: float, y: float) -> float:
         """The guess factor of a point: its angle off the wave's bearing over the escape angle, -1..+1."""
-        off = R.normalize_relative_degrees(R.direction_to(self.x, self.y, x, y) - self.bearing)
-        return max(-1.0, min(1.0, off / self.escape * self.lateral))
+        return self.gf_of_direction(R.direction_to(self.x, self.y, x, y))
 
     def gf_of_direction(self, direction: float) -> float:
-        off = R.normalize_relative_degrees(direction - self.bearing)
-        return max(-1.0, min(1.0, off / self.escape * self.lateral))
-
-
-def gf_bin(gf: float) -> int:
-    return int(round((max(-1.0, min(1.0, gf)) + 1.0) / 2.0 * (BINS - 1)))
+        return of_direction(direction, self.bearing, self.escape, self.lateral)
 
 
 @dataclass
@@ -126,6 +121,13 @@ class Surf:
         hits, visits = self.hits.sum(), self.visits.sum()
         return (self.hits[b] / hits if hits else 0.0) + VISIT_WEIGHT * (self.visits[b] / visits if visits else 0.0)
 
+    def dangers(self, wave: Wave, turn: int, me: tuple[float, float, float, float], offset: float,
+                enemy: tuple[float, float], arena: tuple[float, float], orbit: bool = True) -> tuple[float, float]:
+        """(going on, turning back): the danger of where each way takes us when `wave` meets us (play_forward's
+        arguments), "turning back" against the way we went when it was fired."""
+        return (self.danger(wave.gf(*play_forward(wave, turn, me, wave.going, offset, enemy, arena, orbit))),
+                self.danger(wave.gf(*play_forward(wave, turn, me, -wave.going, offset, enemy, arena, orbit))))
+
     def nearest(self, turn: int, x: float, y: float) -> Wave | None:
         """The wave that meets us first (one still at least a turn away)."""
         best, soonest = None, math.inf
@@ -165,8 +167,6 @@ def choose(surf: Surf, wave: Wave, turn: int, me: tuple[float, float, float, flo
     that way's guess factor is the less dangerous, by a margin: `bias` in [-1, 1] is how much more dangerous
     going on must be, as a share of both dangers, before we turn back (-1: always turn back, as a reflex to a
     shot; 0: the safer way; +1: never). With nothing counted yet the two ways tie, and the bias decides."""
-    on, back = wave.going, -wave.going
-    d_on = surf.danger(wave.gf(*play_forward(wave, turn, me, on, offset, enemy, arena, orbit)))
-    d_back = surf.danger(wave.gf(*play_forward(wave, turn, me, back, offset, enemy, arena, orbit)))
+    d_on, d_back = surf.dangers(wave, turn, me, offset, enemy, arena, orbit)
     margin = d_on - d_back - bias * (d_on + d_back)
-    return back if margin > 0.0 or (margin == 0.0 and bias < 0.0) else on
+    return -wave.going if margin > 0.0 or (margin == 0.0 and bias < 0.0) else wave.going

@@ -20,10 +20,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from actor.bots.tankroyale import rules as R
+from actor.bots.tankroyale.guess_factors import BINS as GF_BINS
+from actor.bots.tankroyale.guess_factors import escape_angle as escape_angle_of_speed
+from actor.bots.tankroyale.guess_factors import of_direction, to_bin
 from actor.bots.tankroyale.opponents.view import Me, Scan, View
 from actor.bots.tankroyale.rules import normalize_relative_degrees as normal
 
-GF_BINS = 31  # guess factors -1..+1 in steps of 1/15: about a bot's width at 400 units
 MAX_FLIGHT = 120  # turns a prediction looks ahead: a power-3 bullet crosses a 1000-unit arena in ~90
 
 
@@ -62,7 +64,7 @@ def lateral_speed(me: Me, s: Scan) -> float:
 
 def escape_angle(power: float) -> float:
     """The widest angle (degrees) a bot at full speed can move, seen from the gun, while a bullet flies."""
-    return math.degrees(math.asin(R.MAX_FORWARD_SPEED / R.calc_bullet_speed(power)))
+    return escape_angle_of_speed(R.calc_bullet_speed(power))
 
 
 def intercept(me: Me, s: Scan, power: float, turn_rate: float, arena: tuple[float, float]) -> float:
@@ -129,13 +131,9 @@ class GuessFactorGun:
             if (turn - w.turn) * w.speed < math.hypot(s.x - w.x, s.y - w.y) - R.BOT_BOUNDING_CIRCLE_RADIUS:
                 left.append(w)
                 continue
-            mea = math.degrees(math.asin(R.MAX_FORWARD_SPEED / w.speed))
-            gf = normal(R.direction_to(w.x, w.y, s.x, s.y) - w.bearing) / mea * w.lateral
-            self.stats[w.segment][self._bin(gf)] += 1.0
+            gf = of_direction(R.direction_to(w.x, w.y, s.x, s.y), w.bearing, escape_angle_of_speed(w.speed), w.lateral)
+            self.stats[w.segment][to_bin(gf)] += 1.0
         self.waves = left[-200:]
-
-    def _bin(self, gf: float) -> int:
-        return int(round((max(-1.0, min(1.0, gf)) + 1.0) / 2.0 * (GF_BINS - 1)))
 
     def aim(self, me: Me, s: Scan, track: Track, power: float) -> float:
         """The direction to the most visited guess factor of the target's segment (head-on when none yet)."""
