@@ -332,7 +332,25 @@ def resolve(args: argparse.Namespace) -> tuple[BattleConfig | None, str]:
     """The [battle] settings a command line gives, and the config file read (deploy/tank.toml without --config);
     None when a value cannot work (printed)."""
     config = args.config or str(TANK_TOML)
-    return settings(BattleConfig, args, config, "battle", "saclstm tank-train"), config
+    cfg = settings(BattleConfig, args, config, "battle", "saclstm tank-train")
+    if cfg is not None and not tank_tables_work(config):
+        cfg = None
+    return cfg, config
+
+
+def tank_tables_work(config: str) -> bool:
+    """The tanks' own tables ([controls], [tank]), read as each tank reads them: a value that cannot work stops
+    the run here, with its key and reason, not as a tank's exit after the learner and servers have started."""
+    from actor.bots.tankroyale.brain import TankControls, TankRewards
+    from protocol.config import ConfigError, build, read_toml
+
+    try:
+        build(TankControls, read_toml(config, "controls"), {})
+        build(TankRewards, read_toml(config, "tank"), {})
+    except ConfigError as exc:
+        print(f"saclstm tank-train: {exc}", file=sys.stderr)
+        return False
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -379,3 +379,39 @@ def test_turn_back_is_away_from_the_way_last_ordered_even_when_blocked_or_still_
     assert decision(-3.0, 8) == 8.0  # still moving backward as it speeds up ahead: going on is ahead
     assert decision(-3.0, -8) == -8.0  # and turning back is backward again
     assert decision(5.0, 8) == -8.0  # still slowing from ahead: going on keeps to the new way, backward
+
+
+def _trajectory(fixed: str, actions: list[np.ndarray]) -> list[tuple[float, float, float]]:
+    """Where our tank and its gun were after each decision, on a seeded round against a mover."""
+    env = TankRoyaleEnv(opponent="Orbiter", aim="gf", move="orbit", speed="flip", repeat=8, fixed=fixed, max_turns=600)
+    env.reset(seed=3)
+    out = []
+    for a in actions:
+        env.step(a)
+        me = env.turn.bot_states[ME]
+        out.append((round(me["x"], 6), round(me["y"], 6), round(me["gunDirection"], 6)))
+    return out
+
+
+def test_fixed_parts_are_the_controls_whatever_the_policy_chose() -> None:
+    """TankControls.fixed holds the body (speed, turn) at the controls' values: two policies that differ only
+    there drive the same round, and one that differs in the aim still aims its own way."""
+    rng = np.random.default_rng(0)
+    base = [np.array([rng.uniform(-8, 8), rng.uniform(-10, 10), 0.0, 2.0], np.float32) for _ in range(30)]
+    other_body = [np.array([-a[0], -a[1], a[2], a[3]], np.float32) for a in base]
+    other_aim = [np.array([a[0], a[1], 25.0, a[3]], np.float32) for a in base]
+    held = _trajectory("speed=-4;turn=0", base)
+    assert _trajectory("speed=-4;turn=0", other_body) == held
+    assert [p[2] for p in _trajectory("speed=-4;turn=0", other_aim)] != [p[2] for p in held]
+    assert _trajectory("", other_body) != _trajectory("", base)  # unfixed, the body's actions drive
+
+
+@pytest.mark.parametrize(("text", "reason"), [("speed=-9", "within -8..8"), ("wings=1", "not a part of the action"),
+                                             ("power", "expected part=value"), ("aim=left", "not a number")])
+def test_a_bad_fixed_value_fails_at_start_naming_the_key(text: str, reason: str) -> None:
+    from actor.bots.tankroyale.brain import TankControls
+    from protocol.config import ConfigError
+
+    with pytest.raises(ConfigError, match=reason) as caught:
+        TankControls(fixed=text)
+    assert "fixed" in str(caught.value)

@@ -84,3 +84,18 @@ def test_bad_battle_config_fails_at_start_with_the_key() -> None:
     out = subprocess.run([sys.executable, "-m", "deploy", "tank-train", "--opponents", "Nobody"], cwd=ROOT,
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "opponents" in out.stderr and "Nobody" in out.stderr, out.stderr
+
+
+@pytest.mark.parametrize(("table", "line", "key"), [("controls", 'fixed = "speed=-9"', "fixed"),
+                                                    ("controls", 'speed = "sideways"', "speed"),
+                                                    ("tank", "kill = \"lots\"", "kill")])
+def test_a_bad_tank_table_fails_at_start_before_anything_runs(tmp_path: Path, table: str, line: str, key: str) -> None:
+    """A [controls] or [tank] value each tank would refuse stops tank-train at once (exit 2, key and reason),
+    before a learner, server or tank has started or a run directory been made."""
+    config = tmp_path / "bad.toml"
+    config.write_text(f"[{table}]\n{line}\n")
+    run_dir = tmp_path / "run"
+    out = subprocess.run([sys.executable, "-m", "deploy", "tank-train", "--config", str(config), "--minutes", "1",
+                          "--run-dir", str(run_dir)], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and f"{key} =" in out.stderr, out.stderr
+    assert not run_dir.exists()

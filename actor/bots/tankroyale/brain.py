@@ -146,9 +146,17 @@ class TankControls:
                                                          "the turn the enemy's energy is seen to drop by a shot's cost "
                                                          "(0.1-3, with no hit to explain it): the policy can answer a "
                                                          "shot at once; what to do about it is still learned"})
+    fixed: str = field(default="", metadata={"help": "parts of every action the controls hold at a value, the policy's "
+                                                     "own ignored: \"speed=-4;turn=0\" learns the aim and power alone "
+                                                     "(parts: speed, turn, aim, power; empty: none)"})
 
     def __post_init__(self) -> None:
         from protocol.config import check
+
+        try:
+            fixed_parts(self.fixed)
+        except ValueError as exc:
+            check(False, "fixed", self.fixed, str(exc))
 
         check(self.aim in ("bearing", "gf", "lead", "path", "rate"), "aim", self.aim,
               "must be bearing, gf, lead, path or rate")
@@ -158,6 +166,32 @@ class TankControls:
               "must be ahead, flip, keep, mix, surf, target or time")
         check(1 <= self.repeat <= 30, "repeat", self.repeat, "must be 1..30 turns")
         check(self.observe in ("basic", "duel", "surf"), "observe", self.observe, "must be basic, duel or surf")
+
+
+ACTION = ("speed", "turn", "aim", "power")  # the action's parts, in order
+
+
+def fixed_parts(text: str) -> dict[int, float]:
+    """TankControls.fixed, "speed=-4;turn=0", as {part's index: value}; a value outside its part's range is an error."""
+    out: dict[int, float] = {}
+    for pair in (p.strip() for p in text.split(";")):
+        if not pair:
+            continue
+        key, sep, raw = pair.partition("=")
+        key = key.strip()
+        if not sep:
+            raise ValueError(f"{pair!r}: expected part=value")
+        if key not in ACTION:
+            raise ValueError(f"{key!r} is not a part of the action ({', '.join(ACTION)})")
+        i = ACTION.index(key)
+        try:
+            value = float(raw)
+        except ValueError:
+            raise ValueError(f"{key}: {raw.strip()!r} is not a number") from None
+        if not ACT_LOW[i] <= value <= ACT_HIGH[i]:
+            raise ValueError(f"{key} must be within {ACT_LOW[i]:g}..{ACT_HIGH[i]:g}")
+        out[i] = value
+    return out
 
 
 @dataclass(frozen=True)
@@ -238,6 +272,7 @@ class TankBrain:
         self.lateral = 1.0  # +1 while it moves counter-clockwise around us, -1 clockwise (kept when it stops)
         self.surf = Surf()  # speed = surf: the enemy's shots in the air, and where its earlier ones found us
         self.offset = 0.0  # the body's heading offset last ordered (degrees), for the surf numbers' play forward
+        self.fixed = fixed_parts(controls.fixed)
         self.surfing = controls.speed == "surf" or controls.observe == "surf"  # the enemy's waves are tracked
 
     # -- one turn's events ----------------------------------------------------------------
@@ -458,6 +493,10 @@ class TankBrain:
     def orders(self, action: np.ndarray, held: int = 0) -> Orders:
         """The intent for `action` from the state last observed, `held` turns into its decision: the aim and the
         radar as TankControls says."""
+        if self.fixed:  # TankControls.fixed: those parts are the controls', whatever the policy chose
+            action = np.array(action, np.float32)
+            for i, value in self.fixed.items():
+                action[i] = value
         speed, turn, aim, power = self.commands(action)
         s, c = self.me, self.controls
         if c.speed in ("ahead", "keep"):

@@ -5,7 +5,8 @@
     aim="path"|"bearing"|"lead"|"rate", radar="lock"|"spin", move="bearing"|"rate", speed="ahead"|"target",
     repeat=N: the action's form
     (TankControls); still=True: our tank cannot move or turn its body (the aiming rung of the ladder);
-    fixed="aim=0;power=2": those parts of every action replaced (a rung that learns the others alone)
+    fixed="aim=0;power=2": those parts of every action held by the controls (TankControls.fixed: a rung, or a
+    run, that learns the others alone)
 
 One round is one episode, played by the rules engine (engine.py) with no server and no sockets.
 What the tank sees and is rewarded for is the bot's own code: the same TankBrain reads the same
@@ -80,9 +81,9 @@ class TankRoyaleEnv(gym.Env):
         self.setup = Setup(arena_width=self.arena[0], arena_height=self.arena[1], number_of_rounds=1)
         if isinstance(rewards, str):  # "fired=-0.1;kill=5", as --env-kwargs can hand it over
             rewards = TankRewards(**{k: float(v) for k, v in (kv.split("=") for kv in rewards.split(";") if kv)})
-        self.brain = TankBrain(rewards or TankRewards(), self.arena, controls(aim, radar, move, speed, repeat, react, observe))
+        self.brain = TankBrain(rewards or TankRewards(), self.arena,
+                               controls(aim, radar, move, speed, repeat, react, observe, fixed))
         self.drive = str(still).lower() in ("false", "0", "no")  # --env-kwargs hands over text
-        self.fixed = parse_fixed(fixed)
         self.brain.my_id = ME
         self.policies = {name: make(name) for name in self.roster}
         self.policy = self.policies[self.opponent]
@@ -123,10 +124,6 @@ class TankRoyaleEnv(gym.Env):
         if self.turn.round_ended or self.brain.outcome is not None:
             raise RuntimeError("step() after the episode ended; call reset()")
         reward, terminated, truncated = 0.0, False, False
-        if self.fixed:
-            action = np.array(action, np.float32)
-            for dim, value in self.fixed.items():
-                action[dim] = value
         self.brain.decide()
         for held in range(1, self.brain.controls.repeat + 1):  # the action held; aim and radar follow the enemy
             intents = {ME: intent(self.brain.orders(action, held - 1), self.drive)}
@@ -154,30 +151,17 @@ class TankRoyaleEnv(gym.Env):
                 "tally": self.brain.tally.to_dict()}
 
 
-ACTION = ("speed", "turn", "aim", "power")
-
-
-def parse_fixed(fixed: str | dict[str, float] | None) -> dict[int, float]:
-    """{"aim": 0} or "aim=0;power=2" (as --env-kwargs hands it over) -> {action index: value}: those parts of
-    every action are replaced, so a ladder rung can learn the others alone (as `still` fixes the body)."""
-    if not fixed:
-        return {}
-    pairs = fixed.items() if isinstance(fixed, dict) else (kv.split("=") for kv in str(fixed).split(";") if kv)
-    out = {}
-    for key, value in pairs:
-        if key not in ACTION:
-            raise ValueError(f"fixed: {key!r} is not a part of the action ({', '.join(ACTION)})")
-        out[ACTION.index(key)] = float(value)
-    return out
-
-
 def controls(aim: str | None, radar: str | None, move: str | None, speed: str | None, repeat: Any,
-             react: Any = None, observe: str | None = None) -> TankControls:
-    """TankControls with the given fields over its defaults (the networked tank's), so both play alike."""
+             react: Any = None, observe: str | None = None,
+             fixed: str | dict[str, float] | None = None) -> TankControls:
+    """TankControls with the given fields over its defaults (the networked tank's), so both play alike.
+    `fixed` may be a mapping, {"aim": 0}, as well as TankControls' text, "aim=0;power=2"."""
+    if isinstance(fixed, dict):
+        fixed = ";".join(f"{k}={v}" for k, v in fixed.items())
     given: dict[str, Any] = {"aim": aim, "radar": radar, "move": move, "speed": speed,
                              "repeat": None if repeat is None else int(repeat),
                              "react": None if react is None else str(react).lower() in ("true", "1", "yes"),
-                             "observe": observe}
+                             "observe": observe, "fixed": fixed}
     return replace(TankControls(), **{k: v for k, v in given.items() if v is not None})
 
 
