@@ -102,14 +102,16 @@ def main() -> None:
     names = list(sides())
     print(f"{'opponent':12s}" + "".join(f"{n:>16s}" for n in names))
     for opponent in args.opponents.split(","):
-        env = TankRoyaleEnv(opponent=opponent, max_turns=1500, **kwargs)
-        if env.observation_space.shape[0] != policy.arch.obs_dim:
-            sys.exit(f"the checkpoint reads {policy.arch.obs_dim} numbers, the config's form gives "
-                     f"{env.observation_space.shape[0]}: not the form it learned in")
         row = []
         for name, mask in sides().items():
-            fixed = np.where(mask, constant, np.nan)
-            f = play(policy, env, fixed, args.rounds)
+            # A fresh env for each side: an opponent's gun that counts where we go (the Surfer's) and the surf
+            # form's own counts carry over from round to round, so a side played after others would meet an
+            # opponent that had learned from them.
+            env = TankRoyaleEnv(opponent=opponent, max_turns=1500, **kwargs)
+            if env.observation_space.shape[0] != policy.arch.obs_dim:
+                sys.exit(f"the checkpoint reads {policy.arch.obs_dim} numbers, the config's form gives "
+                         f"{env.observation_space.shape[0]}: not the form it learned in")
+            f = play(policy, env, np.where(mask, constant, np.nan), args.rounds)
             figures[f"destroyed_{name}_{opponent.lower()}"] = round(f["destroyed"], 3)
             figures[f"taken_{name}_{opponent.lower()}"] = round(f["taken"], 1)
             row.append(f"{f['destroyed']:.2f} ({f['taken']:4.1f})")
