@@ -31,24 +31,24 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from actor.bots.tankroyale.baseline import fixed_action, parse_action  # noqa: E402
-from actor.bots.tankroyale.brain import TankControls  # noqa: E402
+from actor.bots.tankroyale.brain import ACTION, TankControls  # noqa: E402
 from actor.bots.tankroyale.env import TankRoyaleEnv  # noqa: E402
 from actor.policy import LocalPolicy  # noqa: E402
 from actor.store import policy_from_checkpoint  # noqa: E402
 from protocol.checkpoint import CheckpointError, decode_checkpoint  # noqa: E402
 from protocol.config import build, read_toml  # noqa: E402
+from protocol.scaling import to_policy  # noqa: E402
 
-PARTS = ("speed", "turn", "aim", "power")  # the action's four numbers, in order
 SEED = 10_000  # the ladder's evaluation seeds (tests/bench/inprocess.py), as bench_tank_baselines plays them
 
 
 def sides() -> dict[str, np.ndarray]:
     """Each side as a mask of the parts the constant action overrides."""
-    out: dict[str, np.ndarray | None] = {"learned": np.zeros(4, bool)}
-    for i, part in enumerate(PARTS):
-        out[f"no_{part}"] = np.arange(4) == i
-        out[f"only_{part}"] = np.arange(4) != i
-    out["constant"] = np.ones(4, bool)
+    out = {"learned": np.zeros(len(ACTION), bool)}
+    for i, part in enumerate(ACTION):
+        out[f"no_{part}"] = np.arange(len(ACTION)) == i
+        out[f"only_{part}"] = np.arange(len(ACTION)) != i
+    out["constant"] = np.ones(len(ACTION), bool)
     return out
 
 
@@ -63,8 +63,7 @@ def play(policy: LocalPolicy, env: TankRoyaleEnv, fixed: np.ndarray, rounds: int
             action, state = policy.act(obs, prev_a, prev_r, state, deterministic=True)
             action = np.where(own, action, fixed).astype(np.float32)
             obs, reward, terminated, truncated, info = env.step(action)
-            # fed back in policy units, as an actor does with the action it played
-            prev_a = np.clip(2.0 * (action - policy.low) / (policy.high - policy.low) - 1.0, -1.0, 1.0).astype(np.float32)
+            prev_a = to_policy(action, policy.low, policy.high)  # fed back as an actor feeds the action it played
             prev_r = float(reward)
             if terminated or truncated:
                 break
