@@ -6,9 +6,10 @@
         # checkpoint and its clock (tank-train counts training time across resumes); the evaluation
         # runs once the budget is spent, and goes in pieces too (an opponent evaluated is not played again).
 
-Training is tank-train with `--config` (deploy/tank.toml: nine opponents, the gf form) and `--minutes`;
-evaluation is tank-eval with the same `--config`, `--rounds` rounds against each opponent (SittingDuck,
-SpinBot and the three training movers Oscillator, Dodger, Orbiter; with --minutes 240 or more, every
+Training is tank-train with `--config` (deploy/tank.toml: nine opponents, the gf form with a surfing body and
+the gun learned) and `--minutes`; evaluation is tank-eval with the same `--config`, `--rounds` rounds against
+each opponent (SittingDuck, SpinBot, the three training movers Oscillator, Dodger, Orbiter and the four held-out
+movers StopAndGo, Surfer, Reverser, Profiler; with --minutes 240 or more, every
 training opponent and every held-out one: the samples Crazy, Corners, VelociBot, MyFirstBot, Fire, the
 baselines HeadOnBot and RandomBot, and the held-out movers StopAndGo, Surfer, Reverser, Profiler), with the constant
 action of our tank's form (tank-eval's "constant-action" side: one action every decision through the same
@@ -172,8 +173,9 @@ def main() -> None:
     ap.add_argument("--minutes", type=float, default=60.0, help="training budget (tank-train --minutes)")
     ap.add_argument("--run-dir", default="", help="the run to train or resume (default: runs/bench-tank-<date-time>)")
     ap.add_argument("--rounds", type=int, default=100, help="evaluation rounds per opponent")
-    ap.add_argument("--opponents", default="", help="evaluate against these (default: SittingDuck, SpinBot and the "
-                    "three training movers; with --minutes 240 or more every training and held-out opponent)")
+    ap.add_argument("--opponents", default="", help="evaluate against these (default: SittingDuck, SpinBot, the "
+                    "three training movers and the four held-out ones; with --minutes 240 or more every training "
+                    "and held-out opponent)")
     ap.add_argument("--adaptive", default=",".join(ADAPTIVE), help="of the opponents evaluated, those that adapt to "
                     "our tank (comma-separated): learned_minus_fixed_min and held_out_adaptive_min_win_rate are over "
                     "these (default: the seven movers)")
@@ -197,7 +199,7 @@ def main() -> None:
         print(json.dumps(out | {"complete": False}))
         return
     opponents = args.opponents.split(",") if args.opponents else list(
-        SIX + MOVERS + HELD_OUT if args.minutes >= 240 else SIX[:2] + MOVERS)
+        SIX + MOVERS + HELD_OUT if args.minutes >= 240 else SIX[:2] + MOVERS + HELD_OUT_MOVERS)
     checkpoint = run_dir / "checkpoints" / "live.sacl"
     digest = hashlib.sha256(checkpoint.read_bytes()).hexdigest()  # the evaluations read back are of this file
     shots = hits = 0.0
