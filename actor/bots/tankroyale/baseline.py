@@ -20,18 +20,19 @@ fire power), with the default move and speed forms (`move = "bearing"`, `speed =
              (8, 0, 0, 3) won 0.10 and destroyed the other five in 0.85-1.00 of rounds).
 
     gf       (-8, 0, 0, 2), with move orbit, speed flip, observe duel, react, repeat 30 (deploy/tank.toml's
-             form until 2026-12-06): turn back at every decision (each shot the enemy is seen to fire, or 30 turns), broadside,
-             head-on, power 2. The best mean destroyed (0.87) of the 36-action grid of
+             form until 2026-12-06): turn back at every decision (each shot the enemy is seen to fire, or 30
+             turns), broadside, head-on, power 2. The best mean destroyed (0.87) of the 36-action grid of
              tests/bench/bench_tank_baselines.py --grid on the nine training opponents, 20 rounds each:
              SittingDuck 1.00, SpinBot 0.85, Walls 0.45, RamFire 1.00, Tracker 1.00, TrackFire 0.95, Oscillator
              0.95, Dodger 0.80, Orbiter 0.85 (2026-12-05, after the fix of flip's wall trap; before it, 0.59).
              (-8, -5, 0, 2), closing in, 0.86 (Walls 0.05).
 
-    gf with speed = surf   (-4, 0, 0, 2), deploy/tank.toml's form (its body held there by `fixed`): turn back on a shot unless going on has been the less dangerous way by
-             half the two ways' danger (the surf form's bias -0.5), broadside, head-on, power 2. The best mean
-             destroyed (0.88) of the same grid on the nine, 20 rounds each (2026-12-06): SittingDuck 1.00, SpinBot
-             1.00, Walls 0.25, RamFire 1.00, Tracker 1.00, TrackFire 1.00, Oscillator 0.95, Dodger 0.95, Orbiter
-             0.80; (-8, 0, 0, 2), the reflex, 0.87. The grid holds no speed of 0 (the safer way, unbiased).
+    gf with speed = surf   (-4, 0, 0, 2), deploy/tank.toml's form (its body held there by `fixed`): turn back on a
+             shot unless going on has been the less dangerous way by half the two ways' danger (the surf form's bias
+             -0.5), broadside, head-on, power 2. The best mean destroyed (0.88) of the same grid on the nine, 20
+             rounds each (2026-12-06): SittingDuck 1.00, SpinBot 1.00, Walls 0.25, RamFire 1.00, Tracker 1.00,
+             TrackFire 1.00, Oscillator 0.95, Dodger 0.95, Orbiter 0.80; (-8, 0, 0, 2), the reflex, 0.87. The grid
+             holds no speed of 0 (the safer way, unbiased).
 
 The first form ("rate": a gun turn rate riding on the body) has no entry: a constant gun rate spins the gun
 and was never measured as a baseline; give an action for it explicitly. Under other move or speed forms the
