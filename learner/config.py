@@ -88,6 +88,8 @@ class LearnerConfig:
     publish_hz: float = _f(10.0, "most weight publishes per second")
     republish_s: float = _f(2.0, "re-publish the newest weights at least this often (PUB has no history)")
     dead_after_s: float = _f(10.0, "an actor silent this long is marked dead")
+    health_s: float = _f(1.0, "seconds between health maps on the metrics socket (and Prometheus updates); "
+                              "a watcher sees a change within this; rates in them are over time, not maps")
     metrics_path: str = _f("", "JSONL file for one metrics line per training pass; empty = none")
     weights_path: str = _f("", "live checkpoint file (the seed's SACLSTM_WEIGHTS_PATH); numbered ones go beside it; "
                               "empty = no checkpoints")
@@ -138,7 +140,8 @@ class LearnerConfig:
         check(0 < self.gamma <= 1, "gamma", self.gamma, "must be in (0, 1]")
         check(1 <= self.n_step <= 64, "n_step", self.n_step, "must be 1..64 steps")
         check(0 < self.tau <= 1, "tau", self.tau, "must be in (0, 1]")
-        for key in ("actor_lr", "critic_lr", "alpha_lr", "init_alpha", "publish_hz", "republish_s", "dead_after_s"):
+        for key in ("actor_lr", "critic_lr", "alpha_lr", "init_alpha", "publish_hz", "republish_s", "dead_after_s",
+                    "health_s"):
             check(getattr(self, key) > 0, key, getattr(self, key), "must be above 0")
         check(self.grad_clip >= 0, "grad_clip", self.grad_clip, "must be 0 (off) or above")
         check(self.replay_save_s >= 0, "replay_save_s", self.replay_save_s, "must be 0 (at shutdown only) or above")

@@ -232,7 +232,7 @@ class Learner:
             self._pass_metrics(drained, trained, losses)
         if self.files is not None:
             self.files.saver.poll()
-        if now - self._last_health >= 1.0:
+        if now - self._last_health >= self.cfg.health_s:
             self._last_health = now
             self.observers.health(self.health())
             self._report_episodes()

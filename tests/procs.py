@@ -49,8 +49,9 @@ class Procs:
         return proc
 
     def learner(self, eps: dict[str, str], *args: str, name: str = "learner") -> subprocess.Popen:
+        """A learner on `eps`; health maps every 0.25 s (not 1) so a Watch sees a change sooner (later args win)."""
         return self.start(name, "learner", "--ingest", eps["ingest"], "--weights", eps["weights"],
-                          "--metrics", eps["metrics"], "--threads", "1", *args)
+                          "--metrics", eps["metrics"], "--threads", "1", "--health-s", "0.25", *args)
 
     def actor(self, eps: dict[str, str], name: str, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
         return self.start(name, "actor", "--ingest", eps["ingest"], "--weights", eps["weights"],

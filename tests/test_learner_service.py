@@ -12,7 +12,7 @@ import pytest
 import zmq
 
 from protocol import Experience, Hello, ProtocolError, Weights, decode, encode
-from tests.procs import Procs, Watch, actor_stats
+from tests.procs import Procs, Watch, actor_stats, endpoints
 
 SMALL = ("--obs-dim", "3", "--act-dim", "1", "--act-low", "-2", "--act-high", "2", "--learning-starts", "64",
          "--seq-len", "8", "--overlap", "4", "--hidden", "16", "--fc", "16", "--batch-size", "4", "--publish-hz", "50")
@@ -99,6 +99,21 @@ def test_bad_config_fails_at_start_naming_the_key(procs: Procs, eps: dict[str, s
     proc = procs.learner(eps, "--overlap", "40", "--seq-len", "32")
     assert proc.wait(timeout=60) == 2
     assert "overlap = 40" in procs.log("learner") and "seq_len-1" in procs.log("learner")
+
+
+def test_health_maps_come_every_health_s(procs: Procs, eps: dict[str, str]) -> None:
+    """health_s sets the health maps' period (a watcher's latency; the suite runs its learners at 0.25 s): idle,
+    maps 0.6 s apart by their own clocks, not the default second; 0 is refused at start with the key."""
+    procs.learner(eps, *SMALL, "--health-s", "0.6")
+    watch = Watch(eps["metrics"])
+    try:
+        times = [watch.wait(lambda h: True, 60, f"health map {i}")["time"] for i in range(6)]
+    finally:
+        watch.close()
+    gaps = np.diff(times)
+    assert 0.5 <= float(np.median(gaps)) <= 0.8, gaps
+    bad = procs.learner(endpoints(), "--health-s", "0", name="bad")
+    assert bad.wait(timeout=60) == 2 and "health_s = 0" in procs.log("bad")
 
 
 def test_decode_of_a_bad_frame_names_a_reason() -> None:

@@ -245,7 +245,7 @@ def test_tank_eval_sample_plays_the_policy_s_distribution_the_same_for_a_seed(tm
     ckpt = str(tiny_checkpoint(tmp_path))
 
     def ours(sample: bool) -> dict[str, Any]:
-        results = evaluate(ckpt, "SittingDuck", 2, seed=3, baselines=False, sample=sample, turn_timeout_ms=5000.0)
+        results = evaluate(ckpt, "SittingDuck", 2, seed=3, baselines=False, sample=sample, turn_timeout_ms=1500.0)
         return {k: v for k, v in results["saclstm-tank"].items() if k != "time"}
     sampled = ours(True)
     again = [ours(True)]

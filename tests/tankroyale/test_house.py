@@ -20,7 +20,7 @@ from actor.bots.tankroyale.server import run_server
 from tests.procs import ROOT
 
 # A turn timeout no loaded machine reaches: no turn is skipped, so the bot processes' games are deterministic.
-SETUP = Setup(number_of_rounds=3, turn_timeout_us=5_000_000, ready_timeout_us=20_000_000)
+SETUP = Setup(number_of_rounds=3, turn_timeout_us=1_500_000, ready_timeout_us=20_000_000)
 
 
 def observed(ctl: Controller, names: list[str], setup: Setup = SETUP) -> tuple[list[tuple], list[tuple]]:
@@ -118,7 +118,7 @@ def test_tank_eval_plays_the_same_rounds_with_the_scripted_bots_in_the_server_as
     def played(results: dict) -> dict:
         return {side: {k: v for k, v in r.items() if k != "time"} for side, r in results.items()}
 
-    slow = 5000.0  # no bot is ever late: a loaded machine's skipped turns are not what this test is about
+    slow = 1500.0  # no bot is ever late: a loaded machine's skipped turns are not what this test is about
     house = played(evaluate(None, "Dodger", 2, seed=4, log_dir=tmp_path / "house", config="deploy/tank.toml",
                             turn_timeout_ms=slow))
     assert sorted(p.name for p in (tmp_path / "house").glob("*.log")) == ["constant-action.log"]
