@@ -55,6 +55,7 @@ RUNGS: dict[str, tuple[tuple[str, ...], bool]] = {
     "ten": (SIX + MOVERS + ("Fire",), True),
     "gf": (MOVERS + ("Profiler",), True),
     "nine-gf": (SIX + MOVERS + ("Profiler",), True),  # the nine and a guess-factor gunner (the surf form)
+    "habit": (("StopAndGo", "Oscillator"), True),  # the two with a period: what memory could predict
 }
 
 

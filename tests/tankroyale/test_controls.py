@@ -287,6 +287,32 @@ def test_the_duel_numbers_show_the_enemys_shots_and_reversals() -> None:
     assert shots >= 5 and reversals >= 5
 
 
+def test_the_trace_shows_the_enemys_speed_across_every_four_turns_back_to_28() -> None:
+    """observe = trace: what StopAndGo did in the turns between two decisions, where one look a decision (the
+    duel's enemy_lateral) aliases its period. Played with repeat 30, each observation's trace is checked
+    against the enemy_lateral the engine showed turn by turn."""
+    from actor.bots.tankroyale.brain import DUEL, OBSERVATION, TRACE
+
+    env = TankRoyaleEnv(opponent="StopAndGo", observe="trace", repeat=30, max_turns=900)
+    obs, _ = env.reset(seed=5)
+    assert obs.shape == (len(OBSERVATION) + len(DUEL) + len(TRACE),)
+    lateral, first = len(OBSERVATION) + DUEL.index("enemy_lateral"), len(OBSERVATION) + len(DUEL)
+    seen: dict[int, float] = {}
+    env.watch = lambda e: seen.__setitem__(e.turn.turn_number, float(e.obs[lateral]))
+    checked, stopped = 0, set()
+    for _ in range(25):
+        obs, _, terminated, truncated, info = env.step(np.array([-4, 0, 0, 0], np.float32))  # stand, never fire
+        if terminated or truncated:
+            break
+        now = info["turn"]
+        for k in range(len(TRACE)):
+            if now - 4 * k in seen:
+                assert obs[first + k] == pytest.approx(seen[now - 4 * k], abs=1e-6), (now, k)
+                stopped.add(abs(seen[now - 4 * k]) < 0.01)
+                checked += 1
+    assert checked >= 40 and stopped == {True, False}  # six decisions at least; seen both driving and stopped
+
+
 @pytest.mark.parametrize("speed", ["keep", "flip", "ahead"])
 def test_keep_turns_back_once_per_decision_where_ahead_reverses_for_good(speed: str) -> None:
     env = TankRoyaleEnv(opponent="SittingDuck", speed=speed, move="orbit", max_turns=400)

@@ -63,11 +63,19 @@ DUEL = ("enemy_shot_age", "enemy_shot_power", "enemy_lateral", "enemy_advancing"
 # With `observe = "surf"` three more follow the duel numbers: whether an enemy shot is in the air, and how dangerous
 # each way has been against the one that meets us first (surf.py), which the surf form's bias weighs.
 SURF = ("wave_in_air", "danger_on", "danger_back")
+# With `observe = "trace"` eight more follow the duel numbers: the enemy's speed across our line now and 4, 8, ...
+# 28 turns ago. A decision spans up to 30 turns and one look a decision aliases a habit of that period (a
+# StopAndGo seen at each of its shots); the trace shows the turns in between, so a recurrent policy sees the
+# enemy's whole course, and a memoryless one the last decision's.
+TRACE_EVERY, TRACE_LEN = 4, 8
+TRACE = tuple(f"enemy_lateral_{TRACE_EVERY * k}_ago" for k in range(TRACE_LEN))
+EXTRA = {"duel": DUEL, "surf": DUEL + SURF, "trace": DUEL + TRACE}
 
 
 def obs_dim(controls: TankControls) -> int:
-    """The observation's width for a form: 35, 40 with the duel numbers, 43 with the surf numbers too."""
-    return OBS_DIM + {"duel": len(DUEL), "surf": len(DUEL) + len(SURF)}.get(controls.observe, 0)
+    """The observation's width for a form: 35, 40 with the duel numbers, 43 with the surf numbers, 48 with the
+    trace."""
+    return OBS_DIM + len(EXTRA.get(controls.observe, ()))
 
 
 @dataclass(frozen=True)
@@ -141,7 +149,9 @@ class TankControls:
                                                             "our line to it, turns since it last reversed across it; "
                                                             "surf: the duel numbers and three more, whether an enemy "
                                                             "shot is in the air and how dangerous going on and turning "
-                                                            "back have been against it (the surf form's counts)"})
+                                                            "back have been against it (the surf form's counts); "
+                                                            "trace: the duel numbers and eight more, the enemy's speed "
+                                                            "across our line now and every 4 turns back to 28 ago"})
     react: bool = field(default=False, metadata={"help": "a decision also ends, before its repeat turns are up, on "
                                                          "the turn the enemy's energy is seen to drop by a shot's cost "
                                                          "(0.1-3, with no hit to explain it): the policy can answer a "
@@ -165,7 +175,8 @@ class TankControls:
         check(self.speed in ("ahead", "flip", "keep", "mix", "surf", "target", "time"), "speed", self.speed,
               "must be ahead, flip, keep, mix, surf, target or time")
         check(1 <= self.repeat <= 30, "repeat", self.repeat, "must be 1..30 turns")
-        check(self.observe in ("basic", "duel", "surf"), "observe", self.observe, "must be basic, duel or surf")
+        check(self.observe in ("basic", "duel", "surf", "trace"), "observe", self.observe,
+              "must be basic, duel, surf or trace")
 
 
 ACTION = ("speed", "turn", "aim", "power")  # the action's parts, in order
@@ -270,6 +281,8 @@ class TankBrain:
         self.ordered = 0.0  # the target speed last ordered: the way we are going, even while blocked or turning back
         self._explained = False  # this turn brought a hit or a collision: an energy drop is not a shot
         self.lateral = 1.0  # +1 while it moves counter-clockwise around us, -1 clockwise (kept when it stops)
+        self.across = np.zeros(TRACE_EVERY * TRACE_LEN, np.float32)  # observe = trace: by turn % its length
+        self.across_turn = -1  # the turn of its latest entry
         self.surf = Surf()  # speed = surf: the enemy's shots in the air, and where its earlier ones found us
         self.offset = 0.0  # the body's heading offset last ordered (degrees), for the surf numbers' play forward
         self.fixed = fixed_parts(controls.fixed)
@@ -350,6 +363,7 @@ class TankBrain:
         self.dead, self.kills, self.outcome, self.skipped = set(), set(), None, 0
         self.me, self.turn, self.tally = None, 0, Tally()
         self.top_speed, self.lateral, self.enemy_fired = 0.0, 1.0, False
+        self.across[:], self.across_turn = 0.0, -1
         self.shot_turn, self.shot_power, self.reversal_turn = -1, 0.0, -1
         self.going, self.ordered = 1.0, 0.0
         self.surf.new_round()
@@ -370,6 +384,23 @@ class TankBrain:
                 if (across > 0) != (self.lateral > 0):
                     self.reversal_turn = turn
                 self.lateral = 1.0 if across > 0 else -1.0
+
+    def _trace(self, turn: int, across: float) -> None:
+        """Log the enemy's speed across our line at `turn`; turns not observed since the last entry keep it."""
+        n = len(self.across)
+        start = max(self.across_turn + 1, turn - n + 1) if self.across_turn >= 0 else turn
+        held = self.across[self.across_turn % n] if self.across_turn >= 0 else across
+        for t in range(start, turn):
+            self.across[t % n] = held
+        self.across[turn % n], self.across_turn = across, turn
+
+    def _trace_numbers(self, turn: int) -> list[float]:
+        """The TRACE numbers at `turn`: the logged speed across at turn, turn - 4, ...; 0 before the first scan."""
+        if self.across_turn < 0:
+            return [0.0] * TRACE_LEN
+        n, last = len(self.across), self.across_turn
+        return [float(self.across[min(t, last) % n]) if last - min(t, last) < n else 0.0
+                for t in (turn - TRACE_EVERY * k for k in range(TRACE_LEN))]
 
     def damage_dealt(self, damage: float) -> None:
         self.tally.dealt += damage
@@ -432,8 +463,11 @@ class TankBrain:
             min(self.enemies_left, 10) / 5 - 1, min(turn, 2000) / 1000 - 1,
             1.0 if self.hit_wall else -1.0, 1.0 if self.hit_bot else -1.0,
         ]
-        if self.controls.observe in ("duel", "surf"):
+        if self.controls.observe in ("duel", "surf", "trace"):
             obs += self._duel(s, turn)
+        if self.controls.observe == "trace":
+            self._trace(turn, obs[-3])  # the duel's enemy_lateral, turn by turn
+            obs += self._trace_numbers(turn)
         if seen and self.surfing:
             self.surf.moved(s.x, s.y, s.direction, s.speed, e.x, e.y)
             self.surf.passed(turn, s.x, s.y)

@@ -24,6 +24,7 @@ dicts for its own bot.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -95,6 +96,9 @@ class TankRoyaleEnv(gym.Env):
         self.turn: Turn | None = None
         self.obs = np.zeros(width, np.float32)
         self.steps = 0  # this episode's
+        # called after every engine turn of a step, with the env: what studies a round turn by turn reads (a
+        # decision spans up to `repeat` turns, and a shot leaves on one of them)
+        self.watch: Callable[[TankRoyaleEnv], None] | None = None
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
         if seed is None and self._first_seed is not None:
@@ -138,6 +142,8 @@ class TankRoyaleEnv(gym.Env):
             self.steps += 1
             truncated = not terminated and (self.turn.round_ended or self.steps >= self.max_turns)
             reward += self.brain.take_reward()
+            if self.watch is not None:
+                self.watch(self)
             if terminated or truncated or self.brain.decision_due(held):
                 break
         return self.obs.copy(), reward, terminated, truncated, self._info()
