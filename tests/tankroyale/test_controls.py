@@ -144,6 +144,36 @@ def test_the_aim_reward_pays_shots_along_the_bearing_and_not_shots_off_it() -> N
     assert off_paid == pytest.approx(off_free)
 
 
+def test_the_hindsight_reward_grades_each_shot_when_its_wave_reaches_the_enemy() -> None:
+    """Every shot is paid once, on the turn its wave reaches the enemy (not the turn it leaves): about 1 for a
+    shot along the bearing of a still target, 0 for one 20 degrees off it."""
+    from actor.bots.tankroyale.brain import TankRewards
+
+    only = TankRewards(damage_dealt=0.0, damage_taken=0.0, kill=0.0, death=0.0, win=0.0, turn=0.0, hindsight=1.0)
+
+    def play(offset: float) -> tuple[list[int], list[tuple[int, float]]]:
+        env = TankRoyaleEnv(opponent="SittingDuck", still=True, max_turns=400, repeat=1, aim="bearing", rewards=only)
+        env.reset(seed=3)
+        fired, paid, shots = [], [], 0
+        for _ in range(200):
+            _, reward, terminated, truncated, info = env.step(np.array([0, 0, offset, 1.0], np.float32))
+            if info["tally"]["shots"] > shots:
+                fired.append(info["turn"])
+                shots = info["tally"]["shots"]
+            if reward:
+                paid.append((info["turn"], reward))
+            if terminated or truncated:
+                break
+        return fired, paid
+
+    fired, paid = play(0.0)
+    assert len(fired) >= 8 and len(paid) >= len(fired) - 2  # every shot but those still in flight at the end
+    assert all(r == pytest.approx(1.0, abs=0.1) for _, r in paid)
+    assert paid[0][0] - fired[0] >= 5  # a bullet's flight after the shot, at 17 units a turn
+    fired, paid = play(20.0)
+    assert len(fired) >= 8 and paid == []
+
+
 def test_the_aim_reward_pays_a_shot_at_a_crossing_target_for_leading_it() -> None:
     """On Walls crossing at full speed a shot along the bearing misses; the reward pays the linear lead."""
     env = TankRoyaleEnv(opponent="Walls", max_turns=400, aim="path", rewards=TankRewards(aim=1.0))

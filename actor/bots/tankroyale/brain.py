@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from actor.bots.tankroyale import rules as R
+from actor.bots.tankroyale.hindsight import ShotWaves
 from actor.bots.tankroyale.surf import VISIT_WEIGHT, Surf, choose
 
 # The bot API's dispatch order of one turn's events: critical ones first (a won round, our death, a
@@ -92,6 +93,10 @@ class TankRewards:
     aim: float = field(default=0.0, metadata={"help": "per shot, times how close it left to where a bullet of its "
                                                       "power meets the enemy on its linear course (1 on it, 0 from 10 "
                                                       "degrees off): a hit's credit when it is fired"})
+    hindsight: float = field(default=0.0, metadata={"help": "per shot, times how near it passed the enemy, paid when "
+                                                            "its wave reaches it (1 dead on, 0.75 at the edge of its "
+                                                            "body, 0 from four half-widths off): every shot graded, "
+                                                            "not only hits (hindsight.py)"})
 
 
 @dataclass(frozen=True)
@@ -284,6 +289,7 @@ class TankBrain:
         self.across = np.zeros(TRACE_EVERY * TRACE_LEN, np.float32)  # observe = trace: by turn % its length
         self.across_turn = -1  # the turn of its latest entry
         self.surf = Surf()  # speed = surf: the enemy's shots in the air, and where its earlier ones found us
+        self.waves = ShotWaves()  # rewards.hindsight: our shots in flight, judged when each reaches the enemy
         self.offset = 0.0  # the body's heading offset last ordered (degrees), for the surf numbers' play forward
         self.fixed = fixed_parts(controls.fixed)
         self.surfing = controls.speed == "surf" or controls.observe == "surf"  # the enemy's waves are tracked
@@ -321,6 +327,10 @@ class TankBrain:
                 self.reward += self.rewards.fired * float((e.get("bullet") or {}).get("power", 0.0))
                 if self.rewards.aim and self.me is not None:
                     self.reward += self.rewards.aim * self._aim_quality(e.get("bullet") or {})
+                bullet = e.get("bullet") or {}
+                if self.rewards.hindsight and bullet.get("ownerId", self.my_id) == self.my_id and "x" in bullet:
+                    self.waves.fired(float(bullet["x"]), float(bullet["y"]), float(bullet["direction"]),
+                                     float(bullet["power"]), int(e.get("turnNumber", self.turn)))
 
         for victim in died:  # an opponent that died of our bullet or of a collision with us this turn
             if victim != self.my_id and (victim in self.kills or rammed):
@@ -367,6 +377,7 @@ class TankBrain:
         self.shot_turn, self.shot_power, self.reversal_turn = -1, 0.0, -1
         self.going, self.ordered = 1.0, 0.0
         self.surf.new_round()
+        self.waves.forget()
 
     def scanned(self, bot_id: int, x: float, y: float, energy: float, direction: float, speed: float, turn: int) -> None:
         last = self.enemy
@@ -468,6 +479,8 @@ class TankBrain:
         if self.controls.observe == "trace":
             self._trace(turn, obs[-3])  # the duel's enemy_lateral, turn by turn
             obs += self._trace_numbers(turn)
+        if seen and e.alive and self.rewards.hindsight:
+            self.reward += self.rewards.hindsight * sum(self.waves.reached(turn, e.x, e.y))
         if seen and self.surfing:
             self.surf.moved(s.x, s.y, s.direction, s.speed, e.x, e.y)
             self.surf.passed(turn, s.x, s.y)

@@ -61,8 +61,10 @@ def as_schema(e: Any, me: int) -> dict[str, Any] | None:
                 "scannedBotId": e.scanned_bot_id, "energy": e.energy, "x": e.x, "y": e.y, "direction": e.direction,
                 "speed": e.speed}
     if isinstance(e, BulletFiredEvent):
-        return {"type": "BulletFiredEvent", "turnNumber": turn,
-                "bullet": {"ownerId": me, "power": e.bullet.power, "direction": e.bullet.direction}}
+        bullet = {"ownerId": me, "power": e.bullet.power, "direction": e.bullet.direction,
+                  "x": getattr(e.bullet, "x", None), "y": getattr(e.bullet, "y", None)}  # where it left: hindsight
+        return {"type": "BulletFiredEvent", "turnNumber": turn, "bullet": {k: v for k, v in bullet.items()
+                                                                              if v is not None}}
     if isinstance(e, BulletHitBotEvent):
         return {"type": "BulletHitBotEvent", "turnNumber": turn, "victimId": e.victim_id, "bullet": {"ownerId": me},
                 "damage": e.damage, "energy": e.energy}

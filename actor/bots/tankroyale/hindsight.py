@@ -1,0 +1,54 @@
+"""Our shots judged in hindsight: how near each passed the enemy, once it is known where the enemy went.
+
+A hit is a reward of 0 or 1 that arrives a bullet's flight after the aim that earned it, and most shots miss:
+the aim learns from few, all-or-nothing signals. A shot's wave (the circle its bullet's distance sweeps from
+where it left) reaches the enemy at the same turn whether the bullet hits or not; there, the angle between the
+shot and the enemy says how near it was. TankRewards.hindsight pays that nearness on every shot, graded, on the
+turn it is known: 1 dead on, 0.75 at the edge of the enemy's body, 0 from four half-widths off.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from actor.bots.tankroyale import rules as R
+
+REACH = 4.0  # half-widths of the enemy's body (at its distance) at which a shot's nearness falls to 0
+
+
+@dataclass(frozen=True)
+class Shot:
+    x: float
+    y: float
+    direction: float  # degrees
+    speed: float
+    turn: int  # the turn it left on (its bullet moves that turn too)
+
+
+class ShotWaves:
+    """Our shots in flight, until each one's wave reaches the enemy."""
+
+    def __init__(self) -> None:
+        self.shots: list[Shot] = []
+
+    def forget(self) -> None:
+        self.shots.clear()
+
+    def fired(self, x: float, y: float, direction: float, power: float, turn: int) -> None:
+        self.shots.append(Shot(x, y, direction, R.calc_bullet_speed(power), turn))
+
+    def reached(self, turn: int, ex: float, ey: float) -> list[float]:
+        """The nearness (0-1) of each shot whose wave has reached the enemy at (ex, ey) by `turn`; those shots
+        are done."""
+        done, left = [], []
+        for s in self.shots:
+            d = math.hypot(ex - s.x, ey - s.y)
+            if s.speed * (turn - s.turn + 1) < d:
+                left.append(s)
+                continue
+            off = abs(R.normalize_relative_degrees(s.direction - math.degrees(math.atan2(ey - s.y, ex - s.x))))
+            half = math.degrees(math.atan2(R.BOT_BOUNDING_CIRCLE_RADIUS, max(d, 1.0)))
+            done.append(max(0.0, 1.0 - off / (REACH * half)))
+        self.shots = left
+        return done
