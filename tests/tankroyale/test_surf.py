@@ -212,3 +212,24 @@ def test_a_hit_by_bullet_from_the_bot_api_carries_the_bullets_power_and_directio
     event = as_schema(HitByBulletEvent(7, bullet, 7.0, 60.0), me=1)
     assert event is not None and event["victimId"] == 1
     assert event["bullet"] == {"ownerId": 2, "power": 1.5, "direction": 47.0}
+
+
+def test_our_shot_from_the_bot_api_carries_where_it_left() -> None:
+    """TankRewards.hindsight judges a shot from where it left: the bot API's BulletFiredEvent must bring the
+    bullet's place into the brain's schema map, and the brain must pay it when the wave reaches the enemy."""
+    pytest.importorskip("robocode_tank_royale")
+    from robocode_tank_royale.bot_api import BulletState
+    from robocode_tank_royale.bot_api.events import BulletFiredEvent
+
+    from actor.bots.tankroyale.brain import TankBrain, TankRewards
+    from actor.bots.tankroyale.tank import as_schema
+
+    bullet = BulletState(3, 1, 2.0, 100.0, 200.0, 0.0, None)  # id, owner, power, x, y, direction (east), color
+    event = as_schema(BulletFiredEvent(10, bullet), me=1)
+    assert event is not None and event["bullet"] == {"ownerId": 1, "power": 2.0, "direction": 0.0, "x": 100.0,
+                                                     "y": 200.0}
+    brain = TankBrain(TankRewards(turn=0.0, hindsight=1.0), (800, 600))
+    brain.my_id = 1
+    brain.apply([event])
+    assert len(brain.waves.shots) == 1 and brain.waves.reached(30, 400.0, 200.0) == []  # 21 turns x 14 < 300
+    assert brain.waves.reached(31, 400.0, 200.0) == [pytest.approx(1.0)]  # 22 x 14 >= 300: there, dead on
