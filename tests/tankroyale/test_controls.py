@@ -145,8 +145,8 @@ def test_the_aim_reward_pays_shots_along_the_bearing_and_not_shots_off_it() -> N
 
 
 def test_the_hindsight_reward_grades_each_shot_when_its_wave_reaches_the_enemy() -> None:
-    """Every shot is paid once, on the turn its wave reaches the enemy (not the turn it leaves): about 1 for a
-    shot along the bearing of a still target, 0 for one 20 degrees off it."""
+    """Every shot is paid once, on the turn its wave reaches the enemy (not the turn it leaves): about its
+    damage (4 at power 1) for a shot along the bearing of a still target, 0 for one 20 degrees off it."""
     from actor.bots.tankroyale.brain import TankRewards
 
     only = TankRewards(damage_dealt=0.0, damage_taken=0.0, kill=0.0, death=0.0, win=0.0, turn=0.0, hindsight=1.0)
@@ -168,7 +168,7 @@ def test_the_hindsight_reward_grades_each_shot_when_its_wave_reaches_the_enemy()
 
     fired, paid = play(0.0)
     assert len(fired) >= 8 and len(paid) >= len(fired) - 2  # every shot but those still in flight at the end
-    assert all(r == pytest.approx(1.0, abs=0.1) for _, r in paid)
+    assert all(r == pytest.approx(4.0, abs=0.4) for _, r in paid)
     assert paid[0][0] - fired[0] >= 5  # a bullet's flight after the shot, at 17 units a turn
     fired, paid = play(20.0)
     assert len(fired) >= 8 and paid == []

@@ -93,10 +93,11 @@ class TankRewards:
     aim: float = field(default=0.0, metadata={"help": "per shot, times how close it left to where a bullet of its "
                                                       "power meets the enemy on its linear course (1 on it, 0 from 10 "
                                                       "degrees off): a hit's credit when it is fired"})
-    hindsight: float = field(default=0.0, metadata={"help": "per shot, times how near it passed the enemy, paid when "
-                                                            "its wave reaches it (1 dead on, 0.75 at the edge of its "
-                                                            "body, 0 from four half-widths off): every shot graded, "
-                                                            "not only hits (hindsight.py)"})
+    hindsight: float = field(default=0.0, metadata={"help": "per point of damage a shot would deal on a hit, times how "
+                                                            "near it passed the enemy, paid when its wave reaches it (1 "
+                                                            "dead on, 0.75 at the edge of its body, 0 from four "
+                                                            "half-widths off): every shot graded, not only hits "
+                                                            "(hindsight.py)"})
 
 
 @dataclass(frozen=True)

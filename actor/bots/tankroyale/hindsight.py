@@ -4,7 +4,10 @@ A hit is a reward of 0 or 1 that arrives a bullet's flight after the aim that ea
 the aim learns from few, all-or-nothing signals. A shot's wave (the circle its bullet's distance sweeps from
 where it left) reaches the enemy at the same turn whether the bullet hits or not; there, the angle between the
 shot and the enemy says how near it was. TankRewards.hindsight pays that nearness on every shot, graded, on the
-turn it is known: 1 dead on, 0.75 at the edge of the enemy's body, 0 from four half-widths off.
+turn it is known, per point of the damage the shot would deal on a hit: 1 dead on, 0.75 at the edge of the
+enemy's body, 0 from four half-widths off. Per point of damage, not per shot: paid per shot, a policy is paid
+more for more, lighter shots (in process its fire power fell from about 2 to 0.6-1.2, 2026-12-06), which is a
+different game, not a better aim.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ class Shot:
     y: float
     direction: float  # degrees
     speed: float
+    damage: float  # what it deals on a hit
     turn: int  # the turn it left on (its bullet moves that turn too)
 
 
@@ -36,11 +40,11 @@ class ShotWaves:
         self.shots.clear()
 
     def fired(self, x: float, y: float, direction: float, power: float, turn: int) -> None:
-        self.shots.append(Shot(x, y, direction, R.calc_bullet_speed(power), turn))
+        self.shots.append(Shot(x, y, direction, R.calc_bullet_speed(power), R.calc_bullet_damage(power), turn))
 
     def reached(self, turn: int, ex: float, ey: float) -> list[float]:
-        """The nearness (0-1) of each shot whose wave has reached the enemy at (ex, ey) by `turn`; those shots
-        are done."""
+        """For each shot whose wave has reached the enemy at (ex, ey) by `turn`, its nearness (0-1) times the
+        damage it would deal on a hit; those shots are done."""
         done, left = [], []
         for s in self.shots:
             d = math.hypot(ex - s.x, ey - s.y)
@@ -49,6 +53,6 @@ class ShotWaves:
                 continue
             off = abs(R.normalize_relative_degrees(s.direction - math.degrees(math.atan2(ey - s.y, ex - s.x))))
             half = math.degrees(math.atan2(R.BOT_BOUNDING_CIRCLE_RADIUS, max(d, 1.0)))
-            done.append(max(0.0, 1.0 - off / (REACH * half)))
+            done.append(max(0.0, 1.0 - off / (REACH * half)) * s.damage)
         self.shots = left
         return done
