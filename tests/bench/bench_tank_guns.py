@@ -62,11 +62,10 @@ Track = Callable[[int], tuple[float, float]]  # absolute turn -> the enemy's (x,
 
 
 class Turns:
-    """Turn-by-turn records of one play (env.watch): our place, the enemy's, our shots, and the frame (bearing,
+    """Turn-by-turn records of one play (env.watch): the enemy's place, our shots, and the frame (bearing,
     lateral, escape angle) the brain aims the next turn's gun from."""
 
     def __init__(self) -> None:
-        self.me: dict[int, tuple[float, float]] = {}
         self.enemy: dict[int, tuple[float, float]] = {}
         self.frame: dict[int, tuple[float, float, float]] = {}
         self.shots: list[tuple[int, float, float]] = []  # (turn, origin x, origin y)
@@ -75,8 +74,6 @@ class Turns:
         t = env.turn
         assert t is not None
         tn, b = t.turn_number, env.brain
-        if 1 in t.bot_states:
-            self.me[tn] = (t.bot_states[1]["x"], t.bot_states[1]["y"])
         if THEM in t.bot_states:
             self.enemy[tn] = (t.bot_states[THEM]["x"], t.bot_states[THEM]["y"])
         target = b._target(b.me) if b.me is not None else None
@@ -143,7 +140,7 @@ class Sampled(History):
         if not (e.alive and e.turn >= 0) or (self.turn and e.turn <= self.turn[-1]):
             return
         n = e.turn - self.turn[-1] if self.turn else 1
-        rate = ((e.direction - self.heading[-1] + 180.0) % 360.0 - 180.0) / n if self.turn else 0.0
+        rate = R.normalize_relative_degrees(e.direction - self.heading[-1]) / n if self.turn else 0.0
         self.held_speed += [e.speed] * n
         self.held_turn += [rate] * n
         super().__call__(env)
@@ -251,7 +248,6 @@ def play(gun: str, opponent: str, rounds: int, match: int) -> dict[str, float]:
     for k in range(rounds):
         env.reset(seed=int(np.random.default_rng([SEED, k]).integers(2**31 - 1)))
         hist = Sampled() if gun == "sampled" else History()
-        env.watch = hist
         while True:
             env.watch = None
             aim, shot = choose_aim(env, gun, hist, match)

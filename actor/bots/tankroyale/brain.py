@@ -69,6 +69,7 @@ SURF = ("wave_in_air", "danger_on", "danger_back")
 # StopAndGo seen at each of its shots); the trace shows the turns in between, so a recurrent policy sees the
 # enemy's whole course, and a memoryless one the last decision's.
 TRACE_EVERY, TRACE_LEN = 4, 8
+LATERAL = DUEL.index("enemy_lateral")  # what the trace logs
 TRACE = tuple(f"enemy_lateral_{TRACE_EVERY * k}_ago" for k in range(TRACE_LEN))
 EXTRA = {"duel": DUEL, "surf": DUEL + SURF, "trace": DUEL + TRACE}
 
@@ -324,11 +325,11 @@ class TankBrain:
             elif kind == "SkippedTurnEvent":
                 self.skipped += 1
             elif kind == "BulletFiredEvent":
-                self.tally.shots += 1
-                self.reward += self.rewards.fired * float((e.get("bullet") or {}).get("power", 0.0))
-                if self.rewards.aim and self.me is not None:
-                    self.reward += self.rewards.aim * self._aim_quality(e.get("bullet") or {})
                 bullet = e.get("bullet") or {}
+                self.tally.shots += 1
+                self.reward += self.rewards.fired * float(bullet.get("power", 0.0))
+                if self.rewards.aim and self.me is not None:
+                    self.reward += self.rewards.aim * self._aim_quality(bullet)
                 if self.rewards.hindsight and bullet.get("ownerId", self.my_id) == self.my_id and "x" in bullet:
                     self.waves.fired(float(bullet["x"]), float(bullet["y"]), float(bullet["direction"]),
                                      float(bullet["power"]), int(e.get("turnNumber", self.turn)))
@@ -476,9 +477,10 @@ class TankBrain:
             1.0 if self.hit_wall else -1.0, 1.0 if self.hit_bot else -1.0,
         ]
         if self.controls.observe in ("duel", "surf", "trace"):
-            obs += self._duel(s, turn)
+            duel = self._duel(s, turn)
+            obs += duel
         if self.controls.observe == "trace":
-            self._trace(turn, obs[-3])  # the duel's enemy_lateral, turn by turn
+            self._trace(turn, duel[LATERAL])  # logged turn by turn, read every 4 turns back
             obs += self._trace_numbers(turn)
         if seen and e.alive and self.rewards.hindsight:
             self.reward += self.rewards.hindsight * sum(self.waves.reached(turn, e.x, e.y))
