@@ -19,6 +19,11 @@ bot's half width at the shot's distance of the oracle's), beside the head-on (ai
 construction, less what the gun's turn rate and walls lose). Recurrent above memoryless is what memory shows;
 a trace above duel is what the turns between decisions show. Last line: one JSON object, probe_<predictor>_<opponent>
 (the hit share, mean over seeds), headon_<opponent>.
+
+With --play N each probe is then played as the gun (its aim every decision, the body and power as above) in N
+new rounds, beside the head-on gun in the same rounds: what a gun taught its aim directly, rather than by SAC's
+reward, would hit and destroy from the same observations (played_<predictor>_<opponent>: destroyed, and
+played_hit_..., mean over seeds; played_headon_<opponent>).
 """
 
 from __future__ import annotations
@@ -91,11 +96,17 @@ class Probe(nn.Module):
         self.lstm = nn.LSTM(hidden, hidden, batch_first=True) if recurrent else None
         self.head = nn.Sequential(nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, 1), nn.Tanh())
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor] | None = None
+                ) -> torch.Tensor:
+        return self.step(x, state)[0]
+
+    def step(self, x: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor] | None = None
+             ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor] | None]:
+        """x [B, T, width] -> aims / MAX_AIM [B, T] and the LSTM's state after them (None for the MLP)."""
         z = self.fc(x)
         if self.lstm is not None:
-            z, _ = self.lstm(z)
-        return self.head(z).squeeze(-1)
+            z, state = self.lstm(z, state)
+        return self.head(z).squeeze(-1), state
 
 
 def batch(data: list[dict[str, np.ndarray]], width: int) -> tuple[torch.Tensor, ...]:
@@ -123,7 +134,7 @@ def hits(pred: torch.Tensor, y: torch.Tensor, m: torch.Tensor, tol: torch.Tensor
 
 
 def fit(train: list[dict[str, np.ndarray]], test: list[dict[str, np.ndarray]], width: int, recurrent: bool,
-        seed: int, epochs: int) -> float:
+        seed: int, epochs: int) -> tuple[float, Probe]:
     torch.manual_seed(seed)
     net = Probe(width, recurrent)
     opt = torch.optim.Adam(net.parameters(), lr=2e-3)
@@ -135,7 +146,30 @@ def fit(train: list[dict[str, np.ndarray]], test: list[dict[str, np.ndarray]], w
         opt.step()
     xt, yt, mt, tt = batch(test, width)
     with torch.no_grad():
-        return hits(net(xt), yt, mt, tt)
+        return hits(net(xt), yt, mt, tt), net
+
+
+def play(net: Probe | None, opponent: str, width: int, rounds: int, first: int) -> tuple[float, float]:
+    """`rounds` rounds from round number `first` with the probe's aim every decision (None: head-on), the
+    decision's observations fed as they come (the LSTM's state carried through the round): destroyed, hit rate."""
+    env = TankRoyaleEnv(opponent=opponent, max_turns=1500, **(SHIPPED | {"observe": "trace"}))
+    destroyed = shots = hit = 0
+    for k in range(first, first + rounds):
+        obs, _ = env.reset(seed=int(np.random.default_rng([SEED, k]).integers(2**31 - 1)))
+        state = None
+        while True:
+            aim = 0.0
+            if net is not None:
+                with torch.no_grad():
+                    out, state = net.step(torch.from_numpy(obs[None, None, :width]), state)
+                aim = float(out[0, 0]) * MAX_AIM
+            obs, _, terminated, truncated, info = env.step(np.array([*BODY, aim, POWER], np.float32))
+            if terminated or truncated:
+                break
+        destroyed += info["won"] and info["tally"]["destroyed"] > 0
+        shots += info["tally"]["shots"]
+        hit += info["tally"]["hits"]
+    return destroyed / rounds, hit / shots if shots else 0.0
 
 
 def main() -> None:
@@ -144,6 +178,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=120, help="rounds played per opponent; a quarter held for testing")
     ap.add_argument("--seeds", default="0,1", help="the probes' initial weights (the rounds are the same)")
     ap.add_argument("--epochs", type=int, default=400)
+    ap.add_argument("--play", type=int, default=0, metavar="N",
+                    help="then play each probe as the gun in N new rounds, beside head-on (default 0: not played)")
     args = ap.parse_args()
     torch.set_num_threads(1)
     seeds = [int(s) for s in args.seeds.split(",")]
@@ -156,12 +192,22 @@ def main() -> None:
         _, yt, mt, tt = batch(test, DUEL_WIDTH)
         row = [f"{o:11s} shots {int(mt.sum())}", f"headon {hits(torch.zeros_like(yt), yt, mt, tt):.2f}"]
         out[f"headon_{o.lower()}"] = round(hits(torch.zeros_like(yt), yt, mt, tt), 3)
+        if args.play:
+            d, h = play(None, o, DUEL_WIDTH, args.play, args.rounds)
+            out[f"played_headon_{o.lower()}"], out[f"played_hit_headon_{o.lower()}"] = d, round(h, 3)
+            row.append(f"played headon {d:.2f} (hit {h:.2f})")
         for form, width in (("duel", DUEL_WIDTH), ("trace", data[0]["obs"].shape[1])):
             for recurrent in (False, True):
                 name = f"{'recurrent' if recurrent else 'memoryless'}_{form}"
-                got = [fit(train, test, width, recurrent, s, args.epochs) for s in seeds]
+                fitted = [fit(train, test, width, recurrent, s, args.epochs) for s in seeds]
+                got = [f[0] for f in fitted]
                 out[f"probe_{name}_{o.lower()}"] = round(float(np.mean(got)), 3)
                 row.append(f"{name} {np.mean(got):.2f} ({', '.join(f'{g:.2f}' for g in got)})")
+                if args.play:
+                    played = [play(f[1], o, width, args.play, args.rounds) for f in fitted]
+                    out[f"played_{name}_{o.lower()}"] = round(float(np.mean([p[0] for p in played])), 3)
+                    out[f"played_hit_{name}_{o.lower()}"] = round(float(np.mean([p[1] for p in played])), 3)
+                    row.append(f"played {', '.join(f'{p[0]:.2f} (hit {p[1]:.2f})' for p in played)}")
         row.append(f"[{time.perf_counter() - t0:.0f} s]")
         print("  ".join(row), flush=True)
     print(json.dumps(out))
