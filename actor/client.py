@@ -15,6 +15,13 @@ multiple of `flush_steps` (or of the learner's `state_every`, where its chunks
 start), after `flush_ms`, at the episode's end and when the weights version
 changes (so each batch names the one version that acted). A full send queue
 drops the batch and counts it; nothing here blocks.
+
+Action targets (protocol 1.5 `target`): a label for an action that is only
+known later (where a shot should have gone, once its bullet passed) is given
+with `label(t, target)`, t the episode step it belongs to. With `label_wait`
+> 0 a due batch waits that many further steps before it leaves, so labels
+that come within them go with it; a label for a step already sent is counted
+in `labels_late` and dropped.
 """
 
 from __future__ import annotations
@@ -55,6 +62,10 @@ class BotClient:
         self._batch_state: State | None = None
         self._pre_state: State | None = None  # the LSTM state before the last act()
         self._batch_version = 0
+        self._waiting: list[tuple[int, int, Experience]] = []  # due batches held for labels: (t0, end, message)
+        self._targets: dict[int, np.ndarray] = {}  # episode step -> its action target, until its batch leaves
+        self._sent_to = 0  # episode steps below this have left (or were skipped): a label for them is late
+        self.labels_late = 0  # labels that came after their step's batch had left: dropped
         link.register(spec, self.eval_mode)
 
     @classmethod
@@ -86,8 +97,11 @@ class BotClient:
                                              self.eval_mode and not sampled_eval, self._rng if sampled_eval else None)
         return action
 
-    def step(self, obs, action, reward: float, next_obs, terminated: bool, truncated: bool) -> None:
-        """Record one transition; flushes when a batch is due. Ends the episode when it ended."""
+    def step(self, obs, action, reward: float, next_obs, terminated: bool, truncated: bool,
+             targets: dict[int, np.ndarray] | None = None) -> None:
+        """Record one transition; flushes when a batch is due. Ends the episode when it ended. `targets`: labels
+        that came with this step, by episode step (this one or earlier: see `label`), given before the episode's
+        last batch leaves."""
         if self.episode < 0:
             self.new_episode()
         action = np.asarray(action, np.float32)
@@ -102,6 +116,8 @@ class BotClient:
                 every = self.policy.state_every if self.policy is not None else 0
                 self._batch_state = self._pre_state if every else None
             self._buf.append((np.asarray(obs, np.float32), action, float(reward), np.asarray(next_obs, np.float32)))
+            for t, target in (targets or {}).items():
+                self.label(t, target)
             if terminated or truncated:
                 self._flush(terminated, truncated)
             # At episode steps that are multiples of flush_steps (and of the learner's state_every), not every
@@ -110,11 +126,28 @@ class BotClient:
             # batch and its stored state began.
             elif self._due() or (time.monotonic() - self._buf_start) * 1000 >= self.cfg.flush_ms:
                 self._flush(False, False)
+            if self._waiting:
+                self._release(terminated or truncated)
         low, high = self.spec.act_low, self.spec.act_high
         self.prev_unit = to_policy(action, low, high)
         self.prev_reward = float(reward)
         if terminated or truncated:
             self.end_episode()
+
+    def label(self, t: int, target) -> bool:  # noqa: ANN001 - anything np.asarray takes
+        """The action target of episode step `t` (environment units, one per action part, NaN for a part with
+        none), known after the step: it goes with the step's batch if that has not left. False (counted in
+        `labels_late`) when it has; a later label for the same step replaces an earlier one."""
+        target = np.asarray(target, np.float32)
+        if target.shape != (self.act_dim,) or np.isinf(target).any():
+            raise ValueError(f"label: a target is {self.act_dim} floats, finite or NaN (none), got {target!r}")
+        if self.eval_mode:
+            return False
+        if t < self._sent_to or t >= self.t:
+            self.labels_late += t < self._sent_to
+            return False
+        self._targets[int(t)] = target
+        return True
 
     def skip(self, reward: float) -> None:
         """A step that happened, but not as recorded (the game played an older command): it counts in the
@@ -127,13 +160,17 @@ class BotClient:
         self.ret += float(reward)
         self.prev_reward = float(reward)
         self.skipped += 1
+        if not self._waiting:
+            self._sent_to = self.t  # a skipped step is never sent: no label can reach it
 
     def new_episode(self, opponent: str | int | None = None) -> None:
         """Start an episode: fresh LSTM state; the opponent key goes to the learner (not in eval mode)."""
         if self._buf:
             self._flush(False, False)
+        self._release(True)
         self.episode += 1
-        self.t, self.ret = 0, 0.0
+        self.t, self.ret, self._sent_to = 0, 0.0, 0
+        self._targets.clear()
         self.prev_unit = np.zeros(self.act_dim, np.float32)
         self.prev_reward = 0.0
         self.state = self.policy.initial_state() if self.policy is not None else None
@@ -147,6 +184,7 @@ class BotClient:
             return
         if self._buf:
             self._flush(False, True)
+        self._release(True)
         ret, length, episode = self.ret, self.t, self.episode
         self.returns.append(ret)
         self.link.episodes += 1
@@ -159,9 +197,10 @@ class BotClient:
         return len(self._buf)
 
     def flush(self) -> None:
-        """Send what is buffered now, as a batch that does not end the episode."""
+        """Send what is buffered now, as a batch that does not end the episode, and what waits for labels."""
         if self._buf:
             self._flush(False, False)
+        self._release(True)
 
     def close(self) -> None:
         """Flush and close the link (when this client owns it)."""
@@ -195,8 +234,27 @@ class BotClient:
         low, high = self.spec.act_low, self.spec.act_high
         prev_env = to_env(self._batch_prev, low, high) if self._batch_t0 > 0 else None
         h0, c0 = self._batch_state if self._batch_state is not None else (None, None)
-        self.link.ensure_hello(self.spec.name)
-        self.link.send(lambda s, q: Experience(
-            s, q, self.spec.name, self.episode, self._batch_t0, self._batch_version, obs, action, reward, next_obs,
-            term, trunc, prev_action=prev_env, prev_reward=self._batch_prev_reward if self._batch_t0 > 0 else None,
-            h0=h0, c0=c0), steps=n)
+        msg = Experience("", 0, self.spec.name, self.episode, self._batch_t0, self._batch_version, obs, action, reward,
+                         next_obs, term, trunc, prev_action=prev_env,
+                         prev_reward=self._batch_prev_reward if self._batch_t0 > 0 else None, h0=h0, c0=c0)
+        self._waiting.append((self._batch_t0, self._batch_t0 + n, msg))
+        self._release(terminated or truncated)
+
+    def _release(self, everything: bool) -> None:
+        """Send the waiting batches whose wait is over (all of them when `everything`), in order, each with the
+        targets labelled for its steps."""
+        while self._waiting and (everything or self._waiting[0][1] + self.cfg.label_wait <= self.t):
+            t0, end, msg = self._waiting.pop(0)
+            rows = [self._targets.pop(t, None) for t in range(t0, end)]
+            if any(r is not None for r in rows):
+                nan = np.full(self.act_dim, np.nan, np.float32)
+                msg.target = np.stack([nan if r is None else r for r in rows])
+            self._sent_to = end
+            self.link.ensure_hello(self.spec.name)
+            self.link.send(lambda s, q, m=msg: _stamped(m, s, q), steps=end - t0)
+
+
+def _stamped(msg: Experience, sender: str, seq: int) -> Experience:
+    """The message with the sender and sequence number the link gives it as it leaves."""
+    msg.sender, msg.seq = sender, seq
+    return msg

@@ -50,6 +50,9 @@ class ActorConfig:
                                      "after which rate-limited actors continue")
     flush_steps: int = _f(32, "experience batch size: flush at every episode step that is a multiple of it")
     flush_ms: float = _f(250.0, "flush a partial batch after this many milliseconds")
+    label_wait: int = _f(0, "steps a due batch waits before it leaves, so that action targets labelled later (a "
+                            "shot's aim in hindsight: BotClient.label, or an env's info['action_targets']) go with "
+                            "it; the episode's end sends what waits; 0 = batches leave when due")
     queue: int = _f(64, "experience messages queued for the learner before new ones are dropped")
     close_linger_s: float = _f(10.0, "at shutdown, how long queued experience may take to reach the learner")
     max_steps: int = _f(0, "stop after this many environment steps in total; 0 = run until stopped")
@@ -67,6 +70,7 @@ class ActorConfig:
         check(self.bots >= 1, "bots", self.bots, "must be at least 1")
         check(self.flush_steps >= 1, "flush_steps", self.flush_steps, "must be at least 1")
         check(self.flush_ms > 0, "flush_ms", self.flush_ms, "must be above 0")
+        check(self.label_wait >= 0, "label_wait", self.label_wait, "must be 0 (off) or a number of steps")
         check(self.queue >= 1, "queue", self.queue, "must be at least 1, or every batch is dropped")
         check(self.flow_tolerance >= 0, "flow_tolerance", self.flow_tolerance, "must be 0 or more")
         check(self.flow_timeout_s > 0, "flow_timeout_s", self.flow_timeout_s,

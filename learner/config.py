@@ -74,6 +74,10 @@ class LearnerConfig:
                                      "-1: -dim(A) in all); higher keeps exploring longer")
     action_prior: float = _f(0.0, "weight of a penalty on the policy's mean (before squashing) away from the middle "
                                   "of the action range, where a form puts its default (e.g. the tank's); 0 = off")
+    action_target_weight: float = _f(0.0, "weight of a supervised term pulling the policy's mean action toward the "
+                                          "targets bots send with their steps (protocol `target`: a label known "
+                                          "later, e.g. where a shot should have gone), through the actor's torso, "
+                                          "the shared one included; 0 = off (targets sent are checked, not kept)")
     grad_clip: float = _f(0.0, "max gradient norm; 0 = no clipping")
     amp: bool = _f(False, "bf16 autocast in the update (faster on CPUs with bf16 units)")
     device: str = _f("cpu", "torch device: cpu or cuda")
@@ -115,6 +119,8 @@ class LearnerConfig:
     def __post_init__(self) -> None:
         check(self.recall_weight >= 0 and math.isfinite(self.recall_weight), "recall_weight", self.recall_weight,
               "must be 0 (off) or a finite weight above 0")
+        check(self.action_target_weight >= 0 and math.isfinite(self.action_target_weight), "action_target_weight",
+              self.action_target_weight, "must be 0 (off) or a finite weight above 0")
         check(self.memory_horizon >= 0, "memory_horizon", self.memory_horizon, "must be 0 (off) or a number of steps")
         check(self.hidden >= 1, "hidden", self.hidden, "must be at least 1")
         check(self.fc >= 1, "fc", self.fc, "must be at least 1")

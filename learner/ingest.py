@@ -244,4 +244,5 @@ def store(replay: SequenceReplay, msg: Experience) -> None:
     state = (msg.h0, msg.c0) if msg.h0 is not None and msg.c0 is not None else None
     # In StepBatch's field order, not by keyword: keywords cost about a microsecond more per batch, on the ingest path.
     replay.add(StepBatch((msg.sender, msg.bot), msg.episode, msg.t0, msg.obs, msg.action, msg.reward, msg.next_obs,
-                         bool(msg.terminated[-1]), bool(msg.truncated[-1]), msg.prev_action, msg.prev_reward, state))
+                         bool(msg.terminated[-1]), bool(msg.truncated[-1]), msg.prev_action, msg.prev_reward, state,
+                         msg.target))

@@ -65,7 +65,7 @@ def build_model(cfg: LearnerConfig, obs_dim: int, act_dim: int, low: np.ndarray,
     # Stored actor states cost 2 x hidden floats per chunk slot: kept only when training starts from them.
     replay = SequenceReplay(cfg.capacity, cfg.chunks.seq_len, cfg.chunks.overlap, obs_dim, act_dim,
                             state_dim=cfg.hidden if cfg.stored_state else 0,
-                            opponent_policy=cfg.opponent_policy, seed=cfg.seed)
+                            opponent_policy=cfg.opponent_policy, seed=cfg.seed, targets=cfg.action_target_weight > 0)
     low, high = low.astype(np.float32), high.astype(np.float32)
     limits = Limits(max_message_bytes=cfg.max_message_bytes, obs_dim=obs_dim, act_dim=act_dim,
                     state_dim=cfg.hidden, act_low=arch.act_low, act_high=arch.act_high)

@@ -106,6 +106,7 @@ class StepBatch(NamedTuple):
     prev_action: np.ndarray | None = None  # the action before obs[0], when the batch brought it
     prev_reward: float | None = None  # and the reward before it
     state: tuple[np.ndarray, np.ndarray] | None = None  # (h0, c0): the actor's recurrent state at obs[0]
+    target: np.ndarray | None = None  # (n, act_dim), the bot's units: a supervised target per action part, NaN: none
 
     def piece(self, s: int, e: int) -> StepBatch:
         """Steps s..e-1 as a batch of their own: the episode's end goes with the last piece, what
@@ -114,7 +115,7 @@ class StepBatch(NamedTuple):
         return StepBatch(self.key, self.episode, self.t0 + s, self.obs[s:e], self.action[s:e], self.reward[s:e],
                          self.next_obs[s:e], self.terminated and last, self.truncated and last,
                          self.prev_action if first else None, self.prev_reward if first else None,
-                         self.state if first else None)
+                         self.state if first else None, None if self.target is None else self.target[s:e])
 
 
 @dataclass(frozen=True)
@@ -201,13 +202,15 @@ class SampledBatch:
     mask: np.ndarray
     h0: np.ndarray | None = None
     c0: np.ndarray | None = None
+    target: np.ndarray | None = None  # (B, L, act_dim) in the policy's units, 0 where target_mask is 0
+    target_mask: np.ndarray | None = None  # (B, L, act_dim): 1 where a step's action part has a target and counts
 
 
 class SequenceReplay:
     """Bounded storage of steps and chunks; `add` takes one experience batch of one stream."""
 
     def __init__(self, capacity: int, seq_len: int, overlap: int, obs_dim: int, act_dim: int,
-                 state_dim: int = 0, opponent_policy: str = "keep", seed: int = 0) -> None:
+                 state_dim: int = 0, opponent_policy: str = "keep", seed: int = 0, targets: bool = False) -> None:
         self.shape = ChunkShape(seq_len, overlap)
         if capacity < min_capacity(seq_len):
             raise ValueError(f"capacity ({capacity} transitions) must hold at least {MIN_CHUNKS_HELD} chunks "
@@ -227,6 +230,8 @@ class SequenceReplay:
         self.s_obs = np.zeros((N, obs_dim), np.float32)
         self.s_action = np.zeros((N, act_dim), np.float32)
         self.s_reward = np.zeros(N, np.float32)
+        # Action targets (protocol `target`), kept only when the learner trains on them: NaN where a step has none.
+        self.s_target = np.full((N, act_dim), np.nan, np.float32) if targets else None
         self._head = 0  # number of the next step; steps below head - capacity are gone
         self._chunks = _Chunks.allocate(C, L, obs_dim, act_dim, state_dim)
         self._next_slot = 0
@@ -313,7 +318,7 @@ class SequenceReplay:
         if stream.ended or batch.episode != stream.episode or batch.t0 != stream.next_t:
             self._commit_open(stream, False)
             self._begin(stream, batch)
-        self._write(batch.obs, batch.action, batch.reward)
+        self._write(batch.obs, batch.action, batch.reward, batch.target)
         state = batch.state
         if state is not None and self.state_dim and state[0].shape == state[1].shape == (self.state_dim,):
             stream.states[self._head - n] = np.stack(state)
@@ -328,7 +333,7 @@ class SequenceReplay:
             self._commit_open(stream, batch.terminated)
             stream.ended = True
 
-    def _write(self, obs: np.ndarray, action: np.ndarray, reward: np.ndarray) -> None:
+    def _write(self, obs: np.ndarray, action: np.ndarray, reward: np.ndarray, target: np.ndarray | None = None) -> None:
         """Put n steps on the next ring rows, contiguous: a lap's last few rows may go unused."""
         N, n = self._n, len(reward)
         r = self._head % N
@@ -338,6 +343,8 @@ class SequenceReplay:
         self._head += n
         self._dirty = True  # steps went: chunks that needed them are no longer live
         self.s_obs[r:r + n], self.s_action[r:r + n], self.s_reward[r:r + n] = obs, action, reward
+        if self.s_target is not None:
+            self.s_target[r:r + n] = np.nan if target is None else target
 
     def _begin(self, stream: _Stream, batch: StepBatch) -> None:
         """A new segment: an empty open chunk with no step before it, and what the batch brought."""
@@ -514,6 +521,14 @@ class SequenceReplay:
         if scale is not None:
             action, prev_action = scale(action), scale(prev_action)
         prev_action *= meta["prev_given"][:, None]  # an episode's first action follows a zero, as the actor acts
+        target = target_mask = None
+        if self.s_target is not None:
+            raw = self.s_target[rows]
+            target_mask = np.isfinite(raw) & (self._masks[meta["context"], fill] > 0)[..., None]
+            target = np.where(target_mask, raw, 0.0).astype(np.float32)
+            if scale is not None:
+                target = np.where(target_mask, scale(target), 0.0).astype(np.float32)
+            target_mask = target_mask.astype(np.float32)
         has = meta["has_state"]
         # A chunk without a stored state starts from zero, as it would without stored state at all.
         state = table.state[slots] * has.astype(np.float32)[:, None, None] if table.state is not None and has.any() else None
@@ -523,6 +538,7 @@ class SequenceReplay:
             reward=self.s_reward[rows] * valid, terminated=self._last[fill] * meta["terminal"][:, None].astype(np.float32),
             mask=self._masks[meta["context"], fill],
             h0=None if state is None else state[:, 0], c0=None if state is None else state[:, 1],
+            target=target, target_mask=target_mask,
         )
 
     # -- persistence -----------------------------------------------------------------------
@@ -542,6 +558,8 @@ class SequenceReplay:
                "c_prev_reward": table.prev_reward[live]}
         if table.state is not None:
             out["c_state"] = table.state[live]
+        if self.s_target is not None:
+            out["target"] = self.s_target[rows]
         return out
 
     def load(self, arrays: dict[str, np.ndarray]) -> int:
@@ -557,6 +575,9 @@ class SequenceReplay:
         drop = max(0, m - self._n)
         k = m - drop
         self.s_obs[:k], self.s_action[:k], self.s_reward[:k] = arrays["obs"][drop:], arrays["action"][drop:], arrays["reward"][drop:]
+        if self.s_target is not None:  # a file without targets (or of another width): its steps have none
+            fits = "target" in arrays and arrays["target"].shape == arrays["action"].shape
+            self.s_target[:k] = arrays["target"][drop:] if fits else np.nan
         self._head = k
         keep = np.flatnonzero(_oldest(arrays["c_steps"]) >= drop)[-self.slots:]
         count = len(keep)

@@ -41,6 +41,8 @@ class Batch(NamedTuple):
     mask: torch.Tensor  # [B, T] float, 1 on steps that count in the losses
     h0: torch.Tensor | None = None  # [B, H] stored actor state (R2D2), or None for zeros
     c0: torch.Tensor | None = None
+    target: torch.Tensor | None = None  # [B, T, A] action targets in [-1, 1] (0 where target_mask is 0)
+    target_mask: torch.Tensor | None = None  # [B, T, A] 1 where a step's action part has a target that counts
 
 
 class Losses(NamedTuple):
@@ -54,6 +56,7 @@ class Losses(NamedTuple):
     entropy: torch.Tensor  # of the policy, detached: reported, not trained
     td: torch.Tensor  # the twin critics' squared TD error
     recall: torch.Tensor | None  # RecallHead's loss, unweighted; None without a memory horizon
+    target: torch.Tensor | None = None  # the action-target term, unweighted (in actor); None when off or unlabelled
 
 
 def _learner(name: str) -> Any:
@@ -83,6 +86,7 @@ class SACConfig:
     recall_weight: float = _learner("recall_weight")  # > 0 with memory_horizon > 1: the recall loss (RecallHead)
     target_entropy: float = _learner("target_entropy")  # per action dimension, x dim(A)
     action_prior: float = _learner("action_prior")  # > 0: a penalty on the pre-squash mean^2 (a prior at mid-range)
+    action_target_weight: float = _learner("action_target_weight")  # > 0: the mean action pulled to the batch's targets
 
     @staticmethod
     def of(cfg: LearnerConfig) -> SACConfig:
@@ -251,6 +255,8 @@ class SAC:
         }
         if losses.recall is not None:
             out["recall_loss"] = float(losses.recall.detach())
+        if losses.target is not None:
+            out["target_loss"] = float(losses.target.detach())
         for name, norm in norms.items():  # with a clip: how big the steps were, and how often the clip bound
             if norm is not None:
                 out[f"{name}_grad_norm"] = norm
@@ -293,6 +299,7 @@ class SAC:
             # step (as Acme's SAC does), with every critic weight and history held fixed.
             q_pi = torch.min(*[c.q_from(term.detach(), pi[:-1], frozen=True)
                                for c, term in zip(self._critic_nets, terms)]).float()
+            target_term = self._target_term(batch, hs[0], y) if cfg.action_target_weight > 0 else None
         td = cast("torch.Tensor", sum(((q - target).pow(2) * mask).sum() for q in q_values) / count)
         critic_loss = td if recall is None else td + cfg.recall_weight * recall
         log_pi_now = log_pi[:-1].float()
@@ -300,11 +307,29 @@ class SAC:
         if cfg.action_prior > 0:  # the actions' middle is the default a form chose; pull the mean's drift back to it
             mean = self.actor.heads(y[:-1])[0].float()
             actor_loss = actor_loss + cfg.action_prior * (mean.pow(2).mean(-1) * mask).sum() / count
+        if target_term is not None:
+            actor_loss = actor_loss + cfg.action_target_weight * target_term
         # Temperature: keep the policy's entropy near -|A|.
         alpha_loss = -(self.log_alpha * ((log_pi_now.detach() + self.target_entropy) * mask)).sum() / count
 
         entropy = -(log_pi_now.detach() * mask).sum() / count
-        return Losses(critic_loss, actor_loss, alpha_loss, entropy, td, recall)
+        return Losses(critic_loss, actor_loss, alpha_loss, entropy, td, recall, target_term)
+
+    def _target_term(self, batch: Batch, h: torch.Tensor, y: torch.Tensor) -> torch.Tensor | None:
+        """The squared distance of the policy's mean action (squashed) from the batch's action targets, over the
+        parts that have one. Why: a label that says where the action should have been (a shot's guess factor in
+        hindsight) teaches a conditional aim far finer than a reward decisions later does. Unlike the actor loss
+        it reaches the torso, the shared one included (h, not detached): what the label needs remembered is what
+        the torso must learn to hold, and the critic loss alone does not ask for it. None without labels."""
+        if batch.target is None or batch.target_mask is None:
+            return None
+        b = self.cfg.burn_in
+        weight = time_major(batch.target_mask)[b:]
+        if not bool(weight.any()):
+            return None
+        features = self.actor.head_features(h[:-1]) if self.shared else y[:-1]
+        mean = torch.tanh(self.actor.heads(features)[0].float())
+        return ((mean - time_major(batch.target)[b:]).pow(2) * weight).sum() / weight.sum()
 
     def _step(self, opt: torch.optim.Optimizer, params: Sequence[torch.Tensor] | None) -> float | None:
         """Clip (when `grad_clip` is on) and step; the gradient's norm before the clip (None with the clip off)."""

@@ -333,7 +333,7 @@ class Learner:
             return None if a is None else torch.from_numpy(a).to(dev, non_blocking=True)
 
         return Batch(t(s.obs), t(s.action), t(s.prev_action), t(s.prev_reward), t(s.reward), t(s.terminated), t(s.mask),  # type: ignore[arg-type]
-                     t(s.h0), t(s.c0))
+                     t(s.h0), t(s.c0), t(s.target), t(s.target_mask))
 
     # -- publishing ----------------------------------------------------------------------
 

@@ -209,6 +209,7 @@ _SCHEMA: dict[str, list[tuple[str, str, _Check, bool]]] = {
         ("terminated", "terminated", _array("bool", "n"), True), ("truncated", "truncated", _array("bool", "n"), True),
         ("prev_action", "prev_action", _VEC_ACT, False), ("prev_reward", "prev_reward", _float, False),
         ("h0", "h0", _array("f32", "any", finite=True), False), ("c0", "c0", _array("f32", "any", finite=True), False),
+        ("target", "target", _array("f32", "n", "act"), False),
     ],
     "episode_start": [("bot", "bot", _id, True), ("episode", "episode", _uint, True), ("opponent", "opponent", _opponent, False)],
     "episode_end": [
@@ -236,7 +237,7 @@ _SCHEMA: dict[str, list[tuple[str, str, _Check, bool]]] = {
 
 def encode(msg: Message) -> bytes:
     """One msgpack frame for `msg`; arrays as raw little-endian bytes."""
-    if type(msg) is Experience and msg.h0 is None:
+    if type(msg) is Experience and msg.h0 is None and msg.target is None:
         fast = _encode_experience(msg)
         if fast is not None:
             return fast
@@ -458,6 +459,12 @@ def _check_experience(msg: Experience, limits: Limits) -> None:
         raise ProtocolError("bad_shape", f"prev_action: shape {msg.prev_action.shape}, act_dim {act_dim}")
     if (msg.h0 is None) != (msg.c0 is None) or (msg.h0 is not None and msg.h0.shape != msg.c0.shape):  # type: ignore[union-attr]
         raise ProtocolError("bad_shape", "h0 and c0 come together, with the same shape")
+    if msg.target is not None:
+        if msg.target.shape != (n, act_dim):
+            raise ProtocolError("bad_shape", f"target: shape {msg.target.shape}, action has {(n, act_dim)}")
+        if np.isinf(msg.target).any():
+            raise ProtocolError("non_finite", "target: infinity (NaN marks a part with no target; nothing else "
+                                "that is not finite is allowed)")
     done = msg.terminated[:-1] | msg.truncated[:-1]
     if done.any():
         raise ProtocolError("bad_value", "only the last step of a batch may end the episode")

@@ -13,7 +13,7 @@ import numpy as np
 
 PROTOCOL_VERSION = 1
 """The wire version `v`: bumped on any change an old peer could misread; see SPEC.md, Versioning."""
-SPEC_VERSION = "1.4"
+SPEC_VERSION = "1.5"
 """The documented version: minor versions keep `v` and accept what a correct sender of an earlier one sends."""
 
 
@@ -56,6 +56,7 @@ class Experience:
     prev_reward: float | None = None
     h0: np.ndarray | None = None
     c0: np.ndarray | None = None
+    target: np.ndarray | None = None  # 1.5, optional: [n, A] action targets in env units, NaN where none
 
     @property
     def steps(self) -> int:

@@ -109,7 +109,7 @@ def test_every_update_setting_reaches_the_update_from_the_learner_config() -> No
     changed = {"gamma": 0.9, "tau": 0.01, "actor_lr": 1e-4, "critic_lr": 2e-4, "alpha_lr": 5e-4, "init_alpha": 0.5,
                "burn_in": 4, "grad_clip": 1.0, "amp": True, "use_stored_state": True, "torso": "separate",
                "target_torso": True, "memory_horizon": 8, "recall_weight": 0.5, "target_entropy": -0.5,
-               "action_prior": 0.1, "n_step": 3}
+               "action_prior": 0.1, "n_step": 3, "action_target_weight": 2.0}
     assert set(changed) == {f.name for f in fields(SACConfig)}, "a new update setting: give it a value here"
     cfg = LearnerConfig(**changed, seq_len=64, overlap=32)
     mapped = sac_config(cfg)

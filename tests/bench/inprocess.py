@@ -34,19 +34,20 @@ class Run:
     bots: int = 4  # episodes acted side by side, as an actor's bots
     flush: int = 16  # steps per experience batch (the actor's flush_steps)
     rho: float = 0.0  # exploration noise's step-to-step correlation
+    hold: int = 0  # steps a batch waits before it leaves, for labels that come later (the actor's label_wait)
 
     def sac(self, arch: Arch) -> SAC:
         return SAC(arch, sac_config(self.cfg))
 
 
 def run_settings(pairs: list[str], hidden: int = 64, **defaults: Any) -> Run:
-    """'key=value' pairs over LearnerConfig (hidden = fc = `hidden` unless set); bots, flush and rho too."""
+    """'key=value' pairs over LearnerConfig (hidden = fc = `hidden` unless set); bots, flush, rho and hold too."""
     kinds = {f.name: f.type for f in fields(LearnerConfig)}
     given: dict[str, object] = {"hidden": hidden, "fc": hidden, "capacity": 200_000, **defaults}
     extra: dict[str, float] = {}
     for pair in pairs:
         key, _, raw = pair.partition("=")
-        if key in ("bots", "flush", "rho"):
+        if key in ("bots", "flush", "rho", "hold"):
             extra[key] = float(raw) if key == "rho" else int(raw)
             continue
         if key not in kinds:
@@ -60,7 +61,8 @@ def run_settings(pairs: list[str], hidden: int = 64, **defaults: Any) -> Run:
 def to_batch(s) -> Batch:  # noqa: ANN001 - a replay.SampledBatch
     t = torch.from_numpy
     return Batch(t(s.obs), t(s.action), t(s.prev_action), t(s.prev_reward), t(s.reward), t(s.terminated), t(s.mask),
-                 None if s.h0 is None else t(s.h0), None if s.c0 is None else t(s.c0))
+                 None if s.h0 is None else t(s.h0), None if s.c0 is None else t(s.c0),
+                 None if s.target is None else t(s.target), None if s.target_mask is None else t(s.target_mask))
 
 
 class Bots:
@@ -87,6 +89,7 @@ class Bots:
         self.learner: dict[str, float] = {}  # the newest update's figures (alpha, entropy, ...)
         self._ret = np.zeros(n)
         self.noise = torch.randn(n, act_dim)
+        self.targets: list[dict[int, np.ndarray]] = [{} for _ in range(n)]  # the last step's info["action_targets"]
 
     def act(self, sac: SAC, deterministic: bool) -> np.ndarray:
         """Actions in [-1, 1] (as replay and the LSTM's input hold them)."""
@@ -113,6 +116,7 @@ class Bots:
         for i, env in enumerate(self.envs):
             o, r, terminated, truncated, info = env.step(scaled[i].astype(np.float32))
             nxt[i], rew[i], done[i], term[i] = o, r, terminated or truncated, terminated
+            self.targets[i] = info.get("action_targets") or {}
             self._ret[i] += r
             if done[i]:
                 self.infos.append(info)
@@ -166,7 +170,26 @@ def make_sac(env_id: str, kwargs: dict[str, Any], run: Run) -> SAC:
 def new_replay(run: Run, sac: SAC, seed: int = 0) -> SequenceReplay:
     cfg = run.cfg
     return SequenceReplay(cfg.capacity, cfg.chunks.seq_len, cfg.chunks.overlap, sac.arch.obs_dim, sac.arch.act_dim,
-                          state_dim=cfg.hidden if cfg.stored_state else 0, seed=seed)
+                          state_dim=cfg.hidden if cfg.stored_state else 0, seed=seed, targets=cfg.action_target_weight > 0)
+
+
+def _step_batch(bot: int, episode: int, steps: list[tuple], labels: dict[tuple[int, int], np.ndarray],
+                terminated: bool, truncated: bool, act_dim: int, bounds: tuple[np.ndarray, np.ndarray]) -> StepBatch:
+    """Steps (t, obs, action, reward, next_obs, state before) of one bot as one experience batch, with the state,
+    previous action and reward before its first step, and the targets labelled for its steps so far (in [-1, 1],
+    as its actions; the labels it takes are forgotten)."""
+    h0, c0, prev_r, prev_a = steps[0][5]
+    ts = [int(s[0]) for s in steps]
+    target = None
+    if any((episode, t) in labels for t in ts):
+        low, high = bounds
+        rows = [labels.pop((episode, t), None) for t in ts]
+        target = np.stack([np.full(act_dim, np.nan, np.float32) if r is None
+                           else (2.0 * (r - low) / (high - low) - 1.0).astype(np.float32) for r in rows])
+    return StepBatch(key=("bench", f"bot{bot}"), episode=episode, t0=ts[0], obs=np.stack([s[1] for s in steps]),
+                     action=np.stack([s[2] for s in steps]), reward=np.array([s[3] for s in steps], np.float32),
+                     next_obs=np.stack([s[4] for s in steps]), terminated=terminated, truncated=truncated,
+                     prev_action=prev_a, prev_reward=prev_r, state=(h0, c0), target=target)
 
 
 def train(env_id: str, kwargs: dict[str, Any], steps: int, run: Run, seed: int = 0, log_every: int = 0,
@@ -183,28 +206,26 @@ def train(env_id: str, kwargs: dict[str, Any], steps: int, run: Run, seed: int =
     replay = replay if replay is not None else new_replay(run, sac, seed)
     bots = Bots(env_id, kwargs, run.bots, seed, cfg.hidden, run.rho)
     pending: list[list[tuple]] = [[] for _ in range(run.bots)]
-    start_state: list[tuple] = [(bots.h[0, i].clone().numpy(), bots.c[0, i].clone().numpy(), 0.0,
-                                 np.zeros(act_dim, np.float32)) for i in range(run.bots)]
+    labels: list[dict[tuple[int, int], np.ndarray]] = [{} for _ in range(run.bots)]  # (episode, t) -> target
     done_steps, updates, owed, t0 = 0, 0, 0.0, time.time()
     while done_steps < steps:
         ts = bots.t.copy()
         episodes = bots.episode.copy()
+        before = [(bots.h[0, i].clone().numpy(), bots.c[0, i].clone().numpy(), float(bots.prev_r[i]), bots.prev_a[i].copy())
+                  for i in range(run.bots)]  # what a batch that starts at this step brings: stored state, what came before
         action = bots.act(sac, deterministic=False)
         obs, rew, nxt, done, term = bots.step(action)
         for i in range(run.bots):
-            pending[i].append((ts[i], obs[i], action[i], rew[i], nxt[i]))
-            if done[i] or len(pending[i]) >= run.flush:
-                steps_i = pending[i]
-                h0, c0, pr, pa = start_state[i]
-                replay.add(StepBatch(key=("bench", f"bot{i}"), episode=int(episodes[i]), t0=int(steps_i[0][0]),
-                                     obs=np.stack([s[1] for s in steps_i]), action=np.stack([s[2] for s in steps_i]),
-                                     reward=np.array([s[3] for s in steps_i], np.float32),
-                                     next_obs=np.stack([s[4] for s in steps_i]), terminated=bool(term[i]),
-                                     truncated=bool(done[i] and not term[i]),
-                                     prev_action=pa, prev_reward=pr, state=(h0, c0)))
-                pending[i] = []
-                start_state[i] = (bots.h[0, i].clone().numpy(), bots.c[0, i].clone().numpy(),
-                                  float(bots.prev_r[i]), bots.prev_a[i].copy())
+            for t, target in bots.targets[i].items():
+                labels[i][(int(episodes[i]), t)] = target
+            pending[i].append((ts[i], obs[i], action[i], rew[i], nxt[i], before[i]))
+            if done[i] or len(pending[i]) >= run.flush + run.hold:
+                cut = len(pending[i]) if done[i] else run.flush
+                batch, pending[i] = pending[i][:cut], pending[i][cut:]
+                replay.add(_step_batch(i, int(episodes[i]), batch, labels[i], bool(done[i] and term[i]),
+                                       bool(done[i] and not term[i]), act_dim, bounds=(bots.low, bots.high)))
+            if done[i]:
+                labels[i].clear()
         done_steps += run.bots
         if log_every and done_steps % log_every < run.bots:
             if on_steps is not None:

@@ -232,4 +232,4 @@ def test_our_shot_from_the_bot_api_carries_where_it_left() -> None:
     brain.my_id = 1
     brain.apply([event])
     assert len(brain.waves.shots) == 1 and brain.waves.reached(30, 400.0, 200.0) == []  # 21 turns x 14 < 300
-    assert brain.waves.reached(31, 400.0, 200.0) == [pytest.approx(10.0)]  # 22 x 14 >= 300: dead on, power 2's damage
+    assert [p.nearness for p in brain.waves.reached(31, 400.0, 200.0)] == [pytest.approx(10.0)]  # 22 x 14 >= 300: dead on, power 2's damage

@@ -47,6 +47,8 @@ def valid() -> dict[str, bytes]:
         "experience_with_state": encode(Experience(
             "nim-bot-1", 8, "tank", 3, 2, 12, exp.obs, exp.action, exp.reward, exp.next_obs, exp.terminated,
             exp.truncated, prev_action=np.array([0.5], f32), h0=np.zeros(4, f32), c0=np.ones(4, f32))),
+        # 1.5: an action target per step, NaN where a step (or a part) has none
+        "experience_with_target": encode(dataclasses.replace(exp, seq=14, target=np.array([[np.nan], [0.5]], f32))),
         "episode_start": encode(EpisodeStart("nim-bot-1", 1, "tank", 3, "SpinBot")),
         "episode_end": encode(EpisodeEnd("nim-bot-1", 9, "tank", 3, -12.5, 2, False)),
         "heartbeat": encode(Heartbeat("nim-bot-1", 10, 41, 3, 200, 0)),
@@ -155,6 +157,9 @@ def invalid() -> dict[str, tuple[bytes, str]]:
         "h0_without_c0": (mutated(h0=_arr("f32", [4], bytes(16))), "bad_shape"),
         "h0_c0_widths_differ": (mutated(h0=_arr("f32", [4], bytes(16)), c0=_arr("f32", [3], bytes(12))), "bad_shape"),
         "prev_reward_nan": (mutated(prev_reward=float("nan")), "non_finite"),
+        "target_infinite": (mutated(target=_arr("f32", [2, 1], f32s(np.nan, np.inf))), "non_finite"),
+        "target_wrong_width": (mutated(target=_arr("f32", [2, 2], bytes(16))), "bad_shape"),
+        "target_wrong_steps": (mutated(target=_arr("f32", [1, 1], bytes(4))), "bad_shape"),
         "hello_missing_act_high": (hello(act_high=None), "missing_field"),
         "hello_obs_dim_65537": (hello(obs_dim=65537), "too_large"),
         "hello_obs_dim_0": (hello(obs_dim=0), "bad_value"),

@@ -117,7 +117,8 @@ class FixedActionClient:
     def act(self, obs: np.ndarray) -> np.ndarray:
         return self.action.copy()  # a copy: the tank holds it as its previous action
 
-    def step(self, obs: Any, action: Any, reward: float, next_obs: Any, terminated: bool, truncated: bool) -> None:
+    def step(self, obs: Any, action: Any, reward: float, next_obs: Any, terminated: bool, truncated: bool,
+             targets: Any = None) -> None:
         self.ret, self.playing = self.ret + float(reward), True
         if terminated or truncated:
             self.end_episode()

@@ -47,6 +47,7 @@ _angle = R.normalize_relative_degrees  # degrees into [-180, 180)
 MAX_AIM = 30.0
 ACT_LOW = np.array([-MAX_SPEED, -MAX_TURN, -MAX_AIM, 0.0], np.float32)
 ACT_HIGH = np.array([MAX_SPEED, MAX_TURN, MAX_AIM, MAX_POWER], np.float32)
+AIM = 2  # the aim's part of the action (what a shot's label in hindsight names)
 LOCK_LOST_AFTER = 3  # turns without a scan before a locked radar gives up and spins again
 
 OBSERVATION = (
@@ -246,6 +247,16 @@ def guess_factor(aim: float) -> float:
     return (max(-MAX_AIM, min(MAX_AIM, aim)) / MAX_AIM) ** 3
 
 
+def aim_for(direction: float, frame: tuple[float, float, float]) -> float:
+    """The gf form's aim action whose goal is `direction` (degrees) in `frame` = (bearing, lateral, escape angle):
+    guess_factor's inverse, the guess factor clipped to the escape angle (a still enemy's frame has none: 0)."""
+    bearing, lateral, escape = frame
+    if escape <= 0.0:
+        return 0.0
+    gf = max(-1.0, min(1.0, R.normalize_relative_degrees(direction - bearing) / (lateral * escape)))
+    return math.copysign(abs(gf) ** (1 / 3), gf) * MAX_AIM
+
+
 @dataclass
 class Enemy:
     """The last scan of the opponent."""
@@ -291,7 +302,11 @@ class TankBrain:
         self.across = np.zeros(TRACE_EVERY * TRACE_LEN, np.float32)  # observe = trace: by turn % its length
         self.across_turn = -1  # the turn of its latest entry
         self.surf = Surf()  # speed = surf: the enemy's shots in the air, and where its earlier ones found us
-        self.waves = ShotWaves()  # rewards.hindsight: our shots in flight, judged when each reaches the enemy
+        self.waves = ShotWaves()  # our shots in flight, judged when each reaches the enemy (hindsight, aim labels)
+        self.decision = -1  # this round's decisions so far, less one: the episode step the current one is
+        self.aim_frame: tuple[float, float, float] | None = None  # aim = gf: the frame of the gun's last order
+        self.labels: list[tuple[int, float]] = []  # (decision, the aim action that would have hit): take_labels
+        self.labelling = controls.aim == "gf"  # every shot's aim is labelled in hindsight where the form has one
         self.offset = 0.0  # the body's heading offset last ordered (degrees), for the surf numbers' play forward
         self.fixed = fixed_parts(controls.fixed)
         self.surfing = controls.speed == "surf" or controls.observe == "surf"  # the enemy's waves are tracked
@@ -330,9 +345,11 @@ class TankBrain:
                 self.reward += self.rewards.fired * float(bullet.get("power", 0.0))
                 if self.rewards.aim and self.me is not None:
                     self.reward += self.rewards.aim * self._aim_quality(bullet)
-                if self.rewards.hindsight and bullet.get("ownerId", self.my_id) == self.my_id and "x" in bullet:
+                if ((self.rewards.hindsight or self.labelling) and bullet.get("ownerId", self.my_id) == self.my_id
+                        and "x" in bullet):
                     self.waves.fired(float(bullet["x"]), float(bullet["y"]), float(bullet["direction"]),
-                                     float(bullet["power"]), int(e.get("turnNumber", self.turn)))
+                                     float(bullet["power"]), int(e.get("turnNumber", self.turn)), self.decision,
+                                     self.aim_frame)
 
         for victim in died:  # an opponent that died of our bullet or of a collision with us this turn
             if victim != self.my_id and (victim in self.kills or rammed):
@@ -380,6 +397,7 @@ class TankBrain:
         self.going, self.ordered = 1.0, 0.0
         self.surf.new_round()
         self.waves.forget()
+        self.decision, self.aim_frame, self.labels = -1, None, []
 
     def scanned(self, bot_id: int, x: float, y: float, energy: float, direction: float, speed: float, turn: int) -> None:
         last = self.enemy
@@ -444,6 +462,22 @@ class TankBrain:
     def won(self) -> None:
         self.reward += self.rewards.win
 
+    def take_labels(self) -> list[tuple[int, float]]:
+        """The aim labels learned since the last call: (decision, aim action) for each of our shots whose wave
+        reached the enemy, the aim that would have pointed where the enemy then was, in the frame the shot was
+        aimed in. A decision that fired twice may get two (the later one wins)."""
+        labels, self.labels = self.labels, []
+        return labels
+
+    def take_targets(self) -> dict[int, np.ndarray]:
+        """take_labels as action targets by episode step (NaN where a part has none): what a trainer sends with
+        those steps (protocol `target`; Gymnasium's info["action_targets"])."""
+        out: dict[int, np.ndarray] = {}
+        for step, aim in self.take_labels():
+            target = out.setdefault(step, np.full(len(ACT_LOW), np.nan, np.float32))
+            target[AIM] = aim
+        return out
+
     def take_reward(self) -> float:
         """The reward of the turn that just ended, including the per-turn cost; resets the tally."""
         reward, self.reward = self.reward + self.rewards.turn, 0.0
@@ -482,8 +516,11 @@ class TankBrain:
         if self.controls.observe == "trace":
             self._trace(turn, duel[LATERAL])  # logged turn by turn, read every 4 turns back
             obs += self._trace_numbers(turn)
-        if seen and e.alive and self.rewards.hindsight:
-            self.reward += self.rewards.hindsight * sum(self.waves.reached(turn, e.x, e.y))
+        if seen and e.alive and self.waves.shots:
+            passed = self.waves.reached(turn, e.x, e.y)
+            self.reward += self.rewards.hindsight * sum(p.nearness for p in passed)
+            self.labels += [(p.shot.decision, aim_for(p.bearing, p.shot.frame)) for p in passed
+                            if p.shot.frame is not None and p.shot.decision >= 0]
         if seen and self.surfing:
             self.surf.moved(s.x, s.y, s.direction, s.speed, e.x, e.y)
             self.surf.passed(turn, s.x, s.y)
@@ -528,6 +565,7 @@ class TankBrain:
         """A new decision begins: what happened before it has been seen, and the way we are going is fixed for
         it (speed = keep), so a held "turn back" does not turn back again once it has."""
         self.enemy_fired = False
+        self.decision += 1
         if self.controls.speed == "mix":
             self.coin = float(self.coins.random())
         if abs(self.ordered) > 0.5:  # the way it was last told to go, not the way it moves: a tank held against a
@@ -601,6 +639,7 @@ class TankBrain:
         if self.controls.aim == "lead":
             return self._lead(s, power) + aim
         if self.controls.aim == "gf":
+            self.aim_frame = (target, self.lateral, self.escape_angle(power))  # what a shot it fires is labelled in
             return target + self.lateral * guess_factor(aim) * self.escape_angle(power)
         return self._lead(s, power, (aim + MAX_AIM) / (2 * MAX_AIM))  # path: how far along the enemy's course
 

@@ -154,7 +154,7 @@ class TankRoyaleEnv(gym.Env):
         energy = {bot: float(s["energy"]) for bot, s in t.bot_states.items()}
         return {"opponent": self.opponent, "turn": t.turn_number, "won": self.brain.outcome == "won",
                 "outcome": self.brain.outcome, "energy": energy.get(ME, 0.0), "opponent_energy": energy.get(THEM, 0.0),
-                "tally": self.brain.tally.to_dict()}
+                "tally": self.brain.tally.to_dict(), "action_targets": self.brain.take_targets()}
 
 
 def controls(aim: str | None, radar: str | None, move: str | None, speed: str | None, repeat: Any,

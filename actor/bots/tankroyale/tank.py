@@ -215,7 +215,8 @@ class SaclstmTank(Bot):
             if self.skip_pending and not done:
                 self.client.skip(self.pending)  # the server kept an old intent: not the step we recorded
             else:
-                self.client.step(self.prev_obs, self.prev_action, self.pending, obs, done, False)
+                self.client.step(self.prev_obs, self.prev_action, self.pending, obs, done, False,
+                                 self.brain.take_targets())
         self.skip_pending, self.pending, self.held = False, 0.0, 0
         if done:
             self.ended = True
@@ -251,7 +252,7 @@ class SaclstmTank(Bot):
         self.ended = True
         if self.prev_obs is not None and self.prev_action is not None:
             self.client.step(self.prev_obs, self.prev_action, self.pending + self.brain.take_reward(),
-                             self.prev_obs, terminated, not terminated)
+                             self.prev_obs, terminated, not terminated, self.brain.take_targets())
         else:
             self.client.end_episode()
 
