@@ -61,6 +61,7 @@ const SCHEMA = {
     ['terminated', T.array, true, arr('bool', 1)], ['truncated', T.array, true, arr('bool', 1)],
     ['prev_action', T.array, false, arr('f32', 1, 'finite')], ['prev_reward', T.float, false, { finite: true }],
     ['h0', T.array, false, arr('f32', 1, 'finite')], ['c0', T.array, false, arr('f32', 1, 'finite')],
+    ['target', T.array, false, arr('f32', 2)],  // 1.5: NaN allowed (no target), infinity is not
   ],
   episode_start: [['bot', T.id, true], ['episode', T.uint, true], ['opponent', T.opponent, false]],
   episode_end: [
@@ -337,6 +338,8 @@ const CROSS = {
     if (m.prev_action && m.prev_action.shape[0] !== A) fail('bad_shape', 'prev_action is not [A]');
     if ((m.h0 === undefined) !== (m.c0 === undefined)) fail('bad_shape', 'h0 and c0 come both or neither');
     if (m.h0 && m.h0.shape[0] !== m.c0.shape[0]) fail('bad_shape', 'h0 and c0 differ in width');
+    if (m.target && (m.target.shape[0] !== n || m.target.shape[1] !== A)) fail('bad_shape', 'target is not [n, A]');
+    if (m.target && m.target.values().some((x) => x === Infinity || x === -Infinity)) fail('non_finite', 'target has an infinity');
     const done = [...m.terminated.values().slice(0, -1), ...m.truncated.values().slice(0, -1)];
     if (done.some((b) => b)) fail('bad_value', 'a done flag before the last step');
     if (!run) return;
