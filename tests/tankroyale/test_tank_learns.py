@@ -57,8 +57,9 @@ def untrained_and_trained(seed: int) -> tuple[tuple[float, float], tuple[float, 
 
 def test_a_short_run_beats_the_untrained_tank_against_spinbot() -> None:
     with mp.get_context("spawn").Pool(len(SEEDS)) as pool:  # the seeds side by side on the two cores
-        runs = pool.map(untrained_and_trained, SEEDS)
-    default = default_action()
+        pending = pool.map_async(untrained_and_trained, SEEDS)
+        default = default_action()  # meanwhile, while the seeds' processes start (their torch import)
+        runs = pending.get(timeout=600)
     gains = []
     for seed, (untrained, trained) in zip(SEEDS, runs):
         assert untrained[0] <= 0.1, (seed, untrained)
