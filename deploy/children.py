@@ -29,8 +29,19 @@ def free_port() -> int:
 
 
 def loopback(*names: str) -> dict[str, str]:
-    """A free loopback endpoint for each name: {"ingest": "tcp://127.0.0.1:PORT", ...}."""
-    return {name: f"tcp://127.0.0.1:{free_port()}" for name in names}
+    """A free loopback endpoint for each name: {"ingest": "tcp://127.0.0.1:PORT", ...}, every port a different one.
+    The ports are held until all are picked: a port released at once may be handed out again by the next bind
+    (seen: a learner given one port for ingest and weights could not bind, about once in 20,000 picks)."""
+    held: list[socket.socket] = []
+    try:
+        for _ in names:
+            s = socket.socket()
+            held.append(s)
+            s.bind(("127.0.0.1", 0))
+        return {name: f"tcp://127.0.0.1:{s.getsockname()[1]}" for name, s in zip(names, held)}
+    finally:
+        for s in held:
+            s.close()
 
 
 class Children:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from deploy.children import free_port
+from deploy.children import loopback
 from deploy.progress import LiveView, ProgressView
 from deploy.run import Run, front_end, settings
 from protocol.config import check, read_toml
@@ -59,7 +59,8 @@ class Launcher(Run):
     def __init__(self, cfg: RunConfig, config_path: str | None, learner_args: list[str], actor_args: list[str]) -> None:
         learner_toml = read_toml(config_path, "learner")
         directory = Path(cfg.run_dir or f"runs/{time.strftime('%Y%m%d-%H%M%S')}")
-        eps = {k: learner_toml.get(k) or f"tcp://127.0.0.1:{free_port()}" for k in ("ingest", "weights", "metrics")}
+        picked = loopback("ingest", "weights", "metrics")  # distinct ports, for the ones the config leaves open
+        eps = {k: learner_toml.get(k) or picked[k] for k in ("ingest", "weights", "metrics")}
         super().__init__(directory, config_path, learner_args, eps,
                          Path(learner_toml.get("weights_path") or directory / "checkpoints" / "live.sacl"),
                          cfg.start_timeout_s, cfg.stop_timeout_s)

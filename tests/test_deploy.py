@@ -117,3 +117,36 @@ def test_compose_file_matches_what_compose_reads() -> None:
     for name, service in doc["services"].items():
         assert "image" in service or "build" in service, name
         assert set(service) <= known, (name, set(service) - known)
+
+
+def test_a_runs_endpoints_are_distinct_ports_even_where_the_kernel_reuses_a_released_one(monkeypatch) -> None:  # noqa: ANN001
+    """A bind to port 0 may be handed the port just released (a learner once got one port for ingest and
+    weights, and could not bind the second). Stand-in sockets that always take the lowest port no open one
+    holds (the worst a kernel may do) must still give every endpoint its own port."""
+    from deploy import children
+
+    bound: set[int] = set()
+
+    class Reusing:
+        def __init__(self) -> None:
+            self.port = 0
+
+        def bind(self, address: tuple[str, int]) -> None:
+            self.port = min(set(range(40000, 40010)) - bound)
+            bound.add(self.port)
+
+        def getsockname(self) -> tuple[str, int]:
+            return ("127.0.0.1", self.port)
+
+        def close(self) -> None:
+            bound.discard(self.port)
+
+        def __enter__(self) -> Reusing:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.close()
+
+    monkeypatch.setattr(children.socket, "socket", Reusing)
+    ports = set(children.loopback("ingest", "weights", "metrics").values())
+    assert len(ports) == 3, ports
