@@ -26,6 +26,7 @@ in `labels_late` and dropped.
 
 from __future__ import annotations
 
+import logging
 import time
 
 import numpy as np
@@ -35,6 +36,8 @@ from actor.link import ActorLink, BotSpec
 from actor.policy import LocalPolicy, State
 from protocol import EpisodeEnd, EpisodeStart, Experience
 from protocol.scaling import to_env, to_policy
+
+log = logging.getLogger("saclstm.actor")
 
 
 class BotClient:
@@ -205,6 +208,9 @@ class BotClient:
     def close(self) -> None:
         """Flush and close the link (when this client owns it)."""
         self.flush()
+        if self.labels_late:
+            log.warning("bot %s: %d action target(s) came after their step had been sent and were dropped; raise "
+                        "label_wait to keep them", self.spec.name, self.labels_late)
         self.link.close()
 
     # -- internals -------------------------------------------------------------------------
