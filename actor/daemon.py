@@ -45,8 +45,7 @@ def parse_kwargs(text: str) -> dict[str, Any]:
 
 
 class MaskedEnv:
-    """An environment whose observation keeps only some indices (Pendulum-V keeps index 2); the action targets its
-    last step's info named (`action_targets`: {episode step: target}, labels known late) wait in `targets`."""
+    """An environment whose observation keeps only some indices (Pendulum-V keeps index 2)."""
 
     def __init__(self, env: gym.Env, mask: tuple[int, ...]) -> None:
         box = env.observation_space
@@ -61,16 +60,17 @@ class MaskedEnv:
         self.obs_high = box.high[self.idx].astype(np.float32)
         self.act_low = env.action_space.low.astype(np.float32)
         self.act_high = env.action_space.high.astype(np.float32)
-        self.targets: dict[int, np.ndarray] | None = None
 
     def reset(self, seed: int | None = None) -> np.ndarray:
         obs, _ = self.env.reset(seed=seed)
         return np.asarray(obs, np.float32)[self.idx]
 
-    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool]:
+    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[int, np.ndarray] | None]:
+        """The env's step, and the action targets its info names (`action_targets`: {episode step: target},
+        labels known after their step), if any."""
         obs, reward, terminated, truncated, info = self.env.step(action)
-        self.targets = info.get("action_targets") if isinstance(info, dict) else None
-        return np.asarray(obs, np.float32)[self.idx], float(reward), bool(terminated), bool(truncated)
+        targets = info.get("action_targets") if isinstance(info, dict) else None
+        return np.asarray(obs, np.float32)[self.idx], float(reward), bool(terminated), bool(truncated), targets
 
 
 def make_env(cfg: ActorConfig) -> MaskedEnv:
@@ -144,8 +144,8 @@ class ActorDaemon:
 
     def _step(self, env: MaskedEnv, client: BotClient, obs: np.ndarray) -> np.ndarray:
         action = client.act(obs)
-        next_obs, reward, terminated, truncated = env.step(action)
-        client.step(obs, action, reward, next_obs, terminated, truncated, env.targets)
+        next_obs, reward, terminated, truncated, targets = env.step(action)
+        client.step(obs, action, reward, next_obs, terminated, truncated, targets)
         self.steps += 1
         if terminated or truncated:
             if self.cfg.eval_mode:

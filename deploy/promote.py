@@ -37,7 +37,7 @@ def evaluate(path: Path, env: str, obs_mask: tuple[int, ...], episodes: int, see
         prev, prev_r, total, done = np.zeros(len(low), np.float32), 0.0, 0.0, False
         while not done:
             action, state = policy.act(obs, prev, prev_r, state, deterministic=True)
-            obs, reward, terminated, truncated = game.step(action)
+            obs, reward, terminated, truncated, _ = game.step(action)
             prev = to_policy(action, low, high)
             prev_r, total, done = reward, total + reward, terminated or truncated
         returns.append(total)

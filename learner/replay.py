@@ -521,14 +521,13 @@ class SequenceReplay:
         if scale is not None:
             action, prev_action = scale(action), scale(prev_action)
         prev_action *= meta["prev_given"][:, None]  # an episode's first action follows a zero, as the actor acts
+        mask = self._masks[meta["context"], fill]
         target = target_mask = None
-        if self.s_target is not None:
+        if self.s_target is not None:  # NaN (no target) stays NaN through scale, and is masked out
             raw = self.s_target[rows]
-            target_mask = np.isfinite(raw) & (self._masks[meta["context"], fill] > 0)[..., None]
-            target = np.where(target_mask, raw, 0.0).astype(np.float32)
-            if scale is not None:
-                target = np.where(target_mask, scale(target), 0.0).astype(np.float32)
-            target_mask = target_mask.astype(np.float32)
+            labelled = np.isfinite(raw) & (mask > 0)[..., None]
+            target = np.where(labelled, raw if scale is None else scale(raw), 0.0).astype(np.float32)
+            target_mask = labelled.astype(np.float32)
         has = meta["has_state"]
         # A chunk without a stored state starts from zero, as it would without stored state at all.
         state = table.state[slots] * has.astype(np.float32)[:, None, None] if table.state is not None and has.any() else None
@@ -536,7 +535,7 @@ class SequenceReplay:
             obs=obs, action=action * valid[..., None], prev_action=prev_action,
             prev_reward=np.where(in_ring, self.s_reward[prev_row], table.prev_reward[slots]),
             reward=self.s_reward[rows] * valid, terminated=self._last[fill] * meta["terminal"][:, None].astype(np.float32),
-            mask=self._masks[meta["context"], fill],
+            mask=mask,
             h0=None if state is None else state[:, 0], c0=None if state is None else state[:, 1],
             target=target, target_mask=target_mask,
         )

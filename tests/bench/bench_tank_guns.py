@@ -47,7 +47,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from actor.bots.tankroyale import rules as R  # noqa: E402
-from actor.bots.tankroyale.brain import MAX_AIM  # noqa: E402
+from actor.bots.tankroyale.brain import aim_for  # noqa: E402
 from actor.bots.tankroyale.env import THEM, TankRoyaleEnv  # noqa: E402
 
 SEED = 10_000  # bench_tank_baselines.py's round seeds
@@ -199,15 +199,6 @@ def intercept(track: Track, fired: int, ox: float, oy: float) -> float:
     return math.degrees(math.atan2(y - oy, x - ox))
 
 
-def aim_action(direction: float, frame: tuple[float, float, float]) -> float:
-    """The gf form's aim action whose goal is `direction` in `frame` (the inverse of TankBrain._aim_goal)."""
-    target, lateral, escape = frame
-    if escape <= 0.0:
-        return 0.0
-    gf = max(-1.0, min(1.0, R.normalize_relative_degrees(direction - target) / (lateral * escape)))
-    return math.copysign(abs(gf) ** (1 / 3), gf) * MAX_AIM
-
-
 def choose_aim(env: TankRoyaleEnv, gun: str, hist: History, match: int) -> tuple[float, bool]:
     """The aim for this decision (and whether a shot leaves in it): the game played forward on a copy, the
     decision's first shot found, its point named by `gun`."""
@@ -236,7 +227,7 @@ def choose_aim(env: TankRoyaleEnv, gun: str, hist: History, match: int) -> tuple
         track = pattern(hist.last(WINDOW), WINDOW_MATCH, env.arena) or straight(hist, env.arena, circular=False)
     else:
         track = straight(hist, env.arena, circular=gun == "circular")
-    return aim_action(intercept(track, fired, ox, oy), frame), True
+    return aim_for(intercept(track, fired, ox, oy), frame), True
 
 
 def play(gun: str, opponent: str, rounds: int, match: int) -> dict[str, float]:

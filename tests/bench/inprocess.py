@@ -24,6 +24,7 @@ from learner.model import sac_config
 from learner.networks import Arch
 from learner.replay import SequenceReplay, StepBatch
 from learner.sac import SAC, Batch
+from protocol.scaling import to_policy
 
 
 @dataclass(frozen=True)
@@ -184,8 +185,7 @@ def _step_batch(bot: int, episode: int, steps: list[tuple], labels: dict[tuple[i
     if any((episode, t) in labels for t in ts):
         low, high = bounds
         rows = [labels.pop((episode, t), None) for t in ts]
-        target = np.stack([np.full(act_dim, np.nan, np.float32) if r is None
-                           else (2.0 * (r - low) / (high - low) - 1.0).astype(np.float32) for r in rows])
+        target = np.stack([np.full(act_dim, np.nan, np.float32) if r is None else to_policy(r, low, high) for r in rows])
     return StepBatch(key=("bench", f"bot{bot}"), episode=episode, t0=ts[0], obs=np.stack([s[1] for s in steps]),
                      action=np.stack([s[2] for s in steps]), reward=np.array([s[3] for s in steps], np.float32),
                      next_obs=np.stack([s[4] for s in steps]), terminated=terminated, truncated=truncated,

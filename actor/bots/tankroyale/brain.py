@@ -640,7 +640,8 @@ class TankBrain:
             return self._lead(s, power) + aim
         if self.controls.aim == "gf":
             self.aim_frame = (target, self.lateral, self.escape_angle(power))  # what a shot it fires is labelled in
-            return target + self.lateral * guess_factor(aim) * self.escape_angle(power)
+            _, lateral, escape = self.aim_frame
+            return target + lateral * guess_factor(aim) * escape
         return self._lead(s, power, (aim + MAX_AIM) / (2 * MAX_AIM))  # path: how far along the enemy's course
 
     def escape_angle(self, power: float) -> float:
