@@ -147,7 +147,9 @@ class BotClient:
         if self.eval_mode:
             return False
         if t < self._sent_to or t >= self.t:
-            self.labels_late += t < self._sent_to
+            late = int(t < self._sent_to)
+            self.labels_late += late
+            self.link.labels_late += late
             return False
         self._targets[int(t)] = target
         return True

@@ -61,6 +61,7 @@ class ActorLink:
         self.seq = 0
         self.sent = self.dropped = 0  # experience steps
         self.dropped_msgs = 0
+        self.labels_late = 0  # action targets its clients dropped: their step had left (heartbeat, 1.6)
         self.rounds = self.episodes = 0
         self._last_heartbeat = self._last_hello = 0.0
         self._session: int | None = None
@@ -136,7 +137,7 @@ class ActorLink:
         if now - self._last_heartbeat >= self.cfg.heartbeat_s:
             self._last_heartbeat = now
             self.send(lambda s, q: Heartbeat(s, q, self.rounds, self.episodes, self.sent, self.dropped,
-                                             round(self.held_s(), 3)))
+                                             round(self.held_s(), 3), self.labels_late))
 
     def first_weights_s(self) -> float | None:
         """Seconds from connecting to holding the first weights (the learner promises about one)."""
@@ -207,8 +208,11 @@ class ActorLink:
 
     def close(self) -> None:
         """Say bye with the final counts, then close. What is queued (bye last) gets `close_linger_s` to
-        reach the learner, so a drained queue closes the books; never hangs past that."""
-        self.send(lambda s, q: Bye(s, q, self.sent, self.dropped))
+        reach the learner, so a drained queue closes the books; never hangs past that. Closing again does
+        nothing (a bot's `finally` may close what its code closed already)."""
+        if self.push.closed:
+            return
+        self.send(lambda s, q: Bye(s, q, self.sent, self.dropped, self.labels_late))
         linger = self._linger_s()
         self.weights.stop()
         if self.store is not None:

@@ -30,12 +30,13 @@ def _table(h: Health) -> Any:
                  f"max {h.policy_lag.max:.0f}", f"rejects {h.rejects or 'none'}",
                  f"saves {saver.saves} failed {saver.failures}" if saver else "checkpoints off")
     actors = Table(title="actors")
-    for col in ("actor", "state", "last seen", "sent", "received", "dropped", "rejected", "episodes", "held"):
+    for col in ("actor", "state", "last seen", "sent", "received", "dropped", "rejected", "episodes", "held", "labels late"):
         actors.add_column(col, justify="right" if col not in ("actor", "state") else "left")
     for a in h.actors:
         state = "[green]alive" if a.alive else ("bye" if a.bye else "[red]DEAD")
         actors.add_row(a.sender, state, f"{a.age_s:.1f} s", f"{a.sent:,}", f"{a.received:,}",
-                       f"{a.dropped:,}", f"{a.rejected:,}", str(a.episodes), f"{a.held_s:,.1f} s")
+                       f"{a.dropped:,}", f"{a.rejected:,}", str(a.episodes), f"{a.held_s:,.1f} s",
+                       f"{a.labels_late:,}")
     return Group(head, actors)
 
 

@@ -48,6 +48,7 @@ class SenderStats:
     eval_bots: set[str] = field(default_factory=set)
     said_bye: bool = False
     held_s: float = 0.0  # from heartbeat (1.2): seconds flow control held the actor back
+    labels_late: int = 0  # from heartbeat / bye (1.6): action targets dropped at the actor, their step gone
 
     @property
     def settled(self) -> int:
@@ -62,7 +63,7 @@ class SenderStats:
             received=self.received, rejected=self.rejected, sent=self.sent, dropped=self.dropped,
             lost_msgs=self.lost_msgs, late_msgs=self.late_msgs, gaps=self.gaps, round=self.round,
             episodes=self.episodes, bots=tuple(sorted(self.bots)), eval_bots=tuple(sorted(self.eval_bots)),
-            bye=self.said_bye, held_s=round(self.held_s, 3))
+            bye=self.said_bye, held_s=round(self.held_s, 3), labels_late=self.labels_late)
 
 
 class RateLimitedLog:
@@ -129,8 +130,10 @@ class Ingest:
         elif isinstance(msg, Heartbeat):
             stats.sent, stats.dropped, stats.round, stats.episodes = msg.sent, msg.dropped, msg.round, msg.episodes
             stats.held_s = msg.held_s if msg.held_s is not None else stats.held_s
+            stats.labels_late = msg.labels_late if msg.labels_late is not None else stats.labels_late
         elif isinstance(msg, Bye):
             stats.sent, stats.dropped, stats.said_bye = msg.sent, msg.dropped, True
+            stats.labels_late = msg.labels_late if msg.labels_late is not None else stats.labels_late
             log.info("actor %s said bye: sent %d, dropped %d, received %d, rejected %d",
                      msg.sender, msg.sent, msg.dropped, stats.received, stats.rejected)
         else:

@@ -219,8 +219,10 @@ _SCHEMA: dict[str, list[tuple[str, str, _Check, bool]]] = {
     "heartbeat": [
         ("round", "round", _uint, True), ("episodes", "episodes", _uint, True),
         ("sent", "sent", _uint, True), ("dropped", "dropped", _uint, True), ("held_s", "held_s", _nonnegative, False),
+        ("labels_late", "labels_late", _uint, False),
     ],
-    "bye": [("sent", "sent", _uint, True), ("dropped", "dropped", _uint, True)],
+    "bye": [("sent", "sent", _uint, True), ("dropped", "dropped", _uint, True),
+            ("labels_late", "labels_late", _uint, False)],
     "weights": [
         ("version", "version", _uint, True), ("rev", "rev", _str, True), ("arch", "arch", _arch, True),
         ("params", "params", _array("f32", "p", finite=True), True), ("grad_steps", "grad_steps", _uint, False),

@@ -36,7 +36,7 @@ from typing import Any, ClassVar, Union, get_args, get_origin, get_type_hints
 class ActorHealth:
     """The learner's books on one actor process (one entry of `actors`)."""
 
-    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"gaps", "held_s"})
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"gaps", "held_s", "labels_late"})
 
     sender: str = ""
     age_s: float = 0.0  # silence as of the learner's last complete read of its queue
@@ -54,6 +54,7 @@ class ActorHealth:
     eval_bots: tuple[str, ...] = ()
     bye: bool = False
     held_s: float = 0.0  # seconds flow control held it back, as the actor reported (heartbeat)
+    labels_late: int = 0  # action targets it dropped, their step already sent, as it reported (heartbeat, 1.6)
 
     def to_wire(self) -> dict[str, Any]:
         return _plain(self)

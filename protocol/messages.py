@@ -13,7 +13,7 @@ import numpy as np
 
 PROTOCOL_VERSION = 1
 """The wire version `v`: bumped on any change an old peer could misread; see SPEC.md, Versioning."""
-SPEC_VERSION = "1.5"
+SPEC_VERSION = "1.6"
 """The documented version: minor versions keep `v` and accept what a correct sender of an earlier one sends."""
 
 
@@ -101,6 +101,7 @@ class Heartbeat:
     sent: int
     dropped: int
     held_s: float | None = None  # seconds flow control held this sender back so far (1.2, optional)
+    labels_late: int | None = None  # action targets that came after their step had left: dropped (1.6)
 
 
 @dataclass(slots=True)
@@ -112,6 +113,7 @@ class Bye:
     seq: int
     sent: int
     dropped: int
+    labels_late: int | None = None  # final count, as in Heartbeat (1.6)
 
 
 @dataclass(slots=True)

@@ -20,9 +20,9 @@ from actor.config import ActorConfig
 from learner.networks import Arch
 from learner.replay import SequenceReplay, StepBatch
 from learner.sac import SAC, Batch, SACConfig
-from protocol import EpisodeEnd, Experience, Hello, decode
+from protocol import Bye, EpisodeEnd, Experience, Hello, decode
 from protocol.scaling import ActionScale
-from tests.procs import Procs, Watch, free_port
+from tests.procs import Procs, Watch, actor_stats, free_port
 
 NAN = np.float32(np.nan)
 
@@ -162,6 +162,9 @@ def test_a_batch_waits_label_wait_steps_for_its_labels_and_a_late_label_is_count
         assert bot.labels_late == 1
         with pytest.raises(ValueError, match="label"):
             bot.label(0, np.array([np.inf]))
+        bot.close()
+        bye = [m for m in _received(pull, Bye) if isinstance(m, Bye)]
+        assert [(b.sent, b.labels_late) for b in bye] == [(12, 1)]  # the drop is on the wire, for health
     finally:
         bot.close()
         pull.close(0)
@@ -172,15 +175,18 @@ def test_a_batch_waits_label_wait_steps_for_its_labels_and_a_late_label_is_count
 def test_labels_from_an_env_reach_the_learner_and_train_the_actor_toward_them(procs: Procs, eps: dict[str, str],
                                                                               tmp_path: Path) -> None:
     """A task whose right action is only named two steps later (tests/label_env.py), a real actor daemon that waits
-    for the labels (label_wait), a real learner that trains toward them: its target loss falls."""
+    for the labels (label_wait), a real learner that trains toward them: its target loss falls. A second actor that
+    does not wait loses the labels of each batch's last steps, and health counts them."""
     metrics = tmp_path / "m.jsonl"
     procs.learner(eps, "--hidden", "16", "--fc", "16", "--seq-len", "8", "--overlap", "4", "--batch-size", "8",
                   "--learning-starts", "200", "--action-target-weight", "1", "--actor-lr", "0.003",
                   "--metrics-path", str(metrics))
     procs.actor(eps, "labels", "--env", "tests.label_env:LateLabel-v0", "--flush-steps", "8", "--label-wait", "4",
                 "--flow", "rate-limited")
+    procs.actor(eps, "hasty", "--env", "tests.label_env:LateLabel-v0", "--flush-steps", "8", "--flow", "rate-limited")
     watch = Watch(eps["metrics"])
     try:
+        watch.wait(lambda h: (actor_stats(h, "hasty") or {}).get("labels_late", 0) > 0, 120, "hasty's late labels")
         watch.wait(lambda h: h["grad_steps"] > 600, 120, "600 gradient steps")
     finally:
         watch.close()

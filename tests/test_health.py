@@ -24,7 +24,7 @@ KEYS = {"time", "uptime_s", "version", "session", "grad_steps", "env_steps", "ep
         "utd_achieved", "updates_per_s", "ingest_tps", "actors", "losses", "unread_s", "debt", "untrained_steps",
         "threads", "rejects", "policy_lag", "replay", "recent_return", "saver", "returns", "utd_window", "utd_window_steps"}
 ACTOR_KEYS = {"sender", "age_s", "alive", "received", "rejected", "sent", "dropped", "lost_msgs", "late_msgs", "gaps",
-              "round", "episodes", "bots", "eval_bots", "bye", "held_s"}
+              "round", "episodes", "bots", "eval_bots", "bye", "held_s", "labels_late"}
 NESTED_KEYS = {"policy_lag": {"p50", "p90", "max"}, "replay": {"transitions", "capacity", "bytes", "cleared",
                                                                           "with_state"},
                "saver": {"saves", "skipped", "failures", "restarts", "busy", "last_ms", "last_path", "pid", "alive"}}
@@ -36,10 +36,10 @@ WIRE: dict[str, Any] = {
     "actors": [
         {"sender": "a0", "age_s": 0.25, "alive": True, "received": 600, "rejected": 16, "sent": 616, "dropped": 0,
          "lost_msgs": 0, "late_msgs": 1, "gaps": 0, "round": 2, "episodes": 3, "bots": ["0", "1"], "eval_bots": [],
-         "bye": False, "held_s": 12.5},
+         "bye": False, "held_s": 12.5, "labels_late": 3},
         {"sender": "ev", "age_s": 12.0, "alive": False, "received": 600, "rejected": 0, "sent": 600, "dropped": 4,
          "lost_msgs": 2, "late_msgs": 0, "gaps": 1, "round": 0, "episodes": 2, "bots": [], "eval_bots": ["0"],
-         "bye": True, "held_s": 0.0}],
+         "bye": True, "held_s": 0.0, "labels_late": 0}],
     "losses": {"critic_loss": 0.5, "actor_loss": -1.25, "alpha": 0.1}, "unread_s": 0.01, "debt": 3.5,
     "untrained_steps": 0, "threads": {"threads": 2, "switches": 1, "probes": 4, "median_ms": 3.25},
     "rejects": {"undecodable": 2}, "policy_lag": {"p50": 1.0, "p90": 2.0, "max": 3.0},
@@ -88,7 +88,8 @@ def _without(path: tuple[str | int, ...]) -> dict[str, Any]:
 @pytest.mark.parametrize("path, default", [
     (("ingest_tps",), 0.0), (("losses",), {}), (("unread_s",), 0.0), (("debt",), 0.0), (("untrained_steps",), 0),
     (("threads",), {}), (("saver",), None), (("actors", 0, "gaps"), 0), (("replay", "with_state"), 0.0),
-    (("utd_window",), 0.0), (("utd_window_steps",), 0), (("actors", 0, "held_s"), 0.0)])
+    (("utd_window",), 0.0), (("utd_window_steps",), 0), (("actors", 0, "held_s"), 0.0),
+    (("actors", 0, "labels_late"), 0)])
 def test_a_key_an_older_learner_does_not_send_takes_its_default(path: tuple[str | int, ...], default: Any) -> None:
     wire = Health.from_wire(_without(path)).to_wire()
     node: Any = wire

@@ -68,8 +68,11 @@ const SCHEMA = {
     ['bot', T.id, true], ['episode', T.uint, true], ['return', T.float, true, { finite: true }],
     ['length', T.uint, true], ['eval', T.bool, false],
   ],
-  heartbeat: [['round', T.uint, true], ['episodes', T.uint, true], ['sent', T.uint, true], ['dropped', T.uint, true]],
-  bye: [['sent', T.uint, true], ['dropped', T.uint, true]],
+  heartbeat: [
+    ['round', T.uint, true], ['episodes', T.uint, true], ['sent', T.uint, true], ['dropped', T.uint, true],
+    ['labels_late', T.uint, false],  // 1.6
+  ],
+  bye: [['sent', T.uint, true], ['dropped', T.uint, true], ['labels_late', T.uint, false]],
   weights: [
     ['version', T.uint, true], ['rev', T.str, true, { max: MAX_ID }], ['arch', T.map, true],
     ['params', T.array, true, arr('f32', 1, 'finite')], ['grad_steps', T.uint, false],
