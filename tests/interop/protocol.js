@@ -70,6 +70,7 @@ const SCHEMA = {
   ],
   heartbeat: [
     ['round', T.uint, true], ['episodes', T.uint, true], ['sent', T.uint, true], ['dropped', T.uint, true],
+    ['held_s', T.float, false, { finite: true, nonnegative: true }],  // 1.2
     ['labels_late', T.uint, false],  // 1.6
   ],
   bye: [['sent', T.uint, true], ['dropped', T.uint, true], ['labels_late', T.uint, false]],
@@ -279,6 +280,7 @@ function checkField(key, type, x, extra = {}) {
       const value = Number(x instanceof Float ? x.value : x);
       if (extra.finite && !Number.isFinite(value)) fail('non_finite', `${key} is not finite`);
       if (extra.positive && !(value > 0)) fail('bad_value', `${key} is not above 0`);
+      if (extra.nonnegative && !(value >= 0)) fail('bad_value', `${key} is below 0`);
       return value;
     }
     case T.bool: if (typeof x !== 'boolean') fail('bad_type', `${key} is not a bool`); return x;
