@@ -204,3 +204,38 @@ def test_a_restarted_learner_finds_the_tank_still_playing_and_sending(server: Se
             player.join(30)
         ctl.close()
         watch.close()
+
+
+@pytest.mark.parametrize("label_wait", [0, 6])
+def test_the_tank_sends_its_shots_aim_labels_only_to_an_actor_that_waits_for_them(server: ServerHandle, inbox: Inbox,
+                                                                                tmp_path, label_wait: int) -> None:
+    """The guess-factor form fires head-on at a sitting duck: each shot's label (where the enemy was when the wave
+    passed) is an aim of 0, known a few decisions after the shot. With `label_wait` the labels ride with their steps'
+    batches; without it none are sent and none are counted dropped (labels_late stays 0): nobody asked for them."""
+    procs = Procs(tmp_path)
+    cfg = ActorConfig(ingest=f"tcp://127.0.0.1:{inbox.port}", weights=f"tcp://127.0.0.1:{free_port()}",
+                      actor_id="tank", flow="realtime", flush_steps=2, flush_ms=60_000, close_linger_s=5,
+                      label_wait=label_wait)
+    client = BotClient.connect(cfg, "saclstm-tank", *spec())
+    client.act = lambda obs: np.array([0.0, 0.0, 0.0, 2.0], np.float32)  # type: ignore[method-assign]  # head-on, 2
+    tank = SaclstmTank(client, server_url=server.url, controls=TankControls(aim="gf", radar="lock", repeat=4))
+    threading.Thread(target=tank.start, daemon=True).start()
+    try:
+        procs.start("opponent", "actor.bots.tankroyale.opponents", "SittingDuck", "--server", server.url)
+        with Controller(server.url) as ctl:
+            ctl.play(SETUP, ["saclstm-tank", "SittingDuck"], timeout=120)
+        got = inbox.drain(EpisodeEnd, SETUP.number_of_rounds)
+    finally:
+        client.close()
+        procs.close()
+    targets = [m.target for m in got if isinstance(m, Experience) and m.target is not None]
+    assert client.labels_late == 0
+    if not label_wait:
+        assert targets == []
+        return
+    assert targets, "no step carried a label"
+    aims = np.concatenate(targets)[:, 2]
+    aims = aims[~np.isnan(aims)]
+    assert len(aims) >= 5, "a shot's label for each of the duck's deaths' shots"
+    np.testing.assert_allclose(aims, 0.0, atol=0.5)  # head-on hits a duck: the aim that would have hit is 0
+    assert np.isnan(np.concatenate(targets)[:, [0, 1, 3]]).all()  # only the aim is labelled

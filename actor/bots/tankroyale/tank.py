@@ -215,8 +215,7 @@ class SaclstmTank(Bot):
             if self.skip_pending and not done:
                 self.client.skip(self.pending)  # the server kept an old intent: not the step we recorded
             else:
-                self.client.step(self.prev_obs, self.prev_action, self.pending, obs, done, False,
-                                 self.brain.take_targets())
+                self.client.step(self.prev_obs, self.prev_action, self.pending, obs, done, False, self._labels())
         self.skip_pending, self.pending, self.held = False, 0.0, 0
         if done:
             self.ended = True
@@ -252,9 +251,17 @@ class SaclstmTank(Bot):
         self.ended = True
         if self.prev_obs is not None and self.prev_action is not None:
             self.client.step(self.prev_obs, self.prev_action, self.pending + self.brain.take_reward(),
-                             self.prev_obs, terminated, not terminated, self.brain.take_targets())
+                             self.prev_obs, terminated, not terminated, self._labels())
         else:
             self.client.end_episode()
+
+    def _labels(self) -> dict[int, np.ndarray] | None:
+        """The aim labels of the shots whose waves passed since the last step, for the steps that fired them; None
+        (taken and let go) when the actor does not wait for labels (`label_wait` 0). Why: a shot's label comes
+        decisions after its step, whose batch has then left, so without the wait every label would be dropped and
+        counted (`labels_late`) for a learner that did not ask for them."""
+        targets = self.brain.take_targets()
+        return None if self.client.eval_mode or self.client.cfg.label_wait == 0 else targets
 
     def _name(self, bot_id: int) -> str:
         """The opponent key: its name, or its numeric id while the name is unknown (the original Nim bot's rule)."""
