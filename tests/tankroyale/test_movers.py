@@ -34,7 +34,7 @@ from actor.bots.tankroyale.opponents.movers import Dodger, Mover, ShotWatch
 from tests.tankroyale.test_opponents import scan_at, view
 
 US, THEM = 1, 2
-MOVERS = ("Oscillator", "Dodger", "Orbiter", "StopAndGo", "Surfer", "Reverser", "Profiler")
+MOVERS = ("Oscillator", "Dodger", "Orbiter", "StopAndGo", "Pulse", "Surfer", "Reverser", "Profiler")
 
 
 def duel(us: Policy, them: Policy, turns: int, seed: int = 3, arena: tuple[int, int] = (800, 600),
@@ -140,7 +140,7 @@ def test_a_new_opponent_joins_the_registry_by_being_defined() -> None:
 def test_the_pools() -> None:
     assert pool("training") == ("SittingDuck", "SpinBot", "Walls", "RamFire", "Tracker", "TrackFire", "Oscillator",
                                 "Dodger", "Orbiter")
-    assert {"StopAndGo", "Surfer", "Reverser", "Crazy", "Corners"} <= set(pool("held_out"))
+    assert {"StopAndGo", "Pulse", "Surfer", "Reverser", "Crazy", "Corners"} <= set(pool("held_out"))
     assert set(pool("baseline")) == {"HeadOnBot", "RandomBot"}
     with pytest.raises(ValueError, match="pool 'x'"):
         pool("x")
@@ -200,6 +200,18 @@ def test_stop_and_go_drives_and_stops_with_its_period() -> None:
     still = [abs(t.bot_states[THEM]["speed"]) < 0.5 for t in history if THEM in t.bot_states]
     starts = [k for k in range(1, len(still)) if still[k] and not still[k - 1]]
     assert len(starts) >= 5 and all(abs(g - (sag.go + sag.stop)) <= 1 for g in np.diff(starts)), np.diff(starts)
+
+
+@pytest.mark.parametrize("seed", [4, 7])
+def test_pulse_slows_to_a_crawl_with_its_period_and_keeps_its_way(seed: int) -> None:
+    pulse = reset(make("Pulse"), seed=seed)
+    history = duel(reset(make("SittingDuck")), pulse, 600, seed=seed, centred=True)
+    speeds = [t.bot_states[THEM]["speed"] for t in history if THEM in t.bot_states]
+    slow = [abs(v) <= pulse.CRAWL + 0.01 for v in speeds]
+    starts = [k for k in range(10, len(slow)) if slow[k] and not slow[k - 1]]  # past its start from a standstill
+    assert len(starts) >= 4 and all(abs(g - (pulse.fast + pulse.slow)) <= 1 for g in np.diff(starts)), \
+        (pulse.fast, pulse.slow, np.diff(starts).tolist())
+    assert min(abs(v) for v in speeds[20:]) >= pulse.CRAWL - 0.01  # it crawls, never stops
 
 
 def test_the_orbiter_reverses_at_random_and_holds_its_distance() -> None:

@@ -220,6 +220,23 @@ class StopAndGo(Mover):
         self.speed = R.MAX_FORWARD_SPEED if self.count < self.go else 0.0
 
 
+class Pulse(Mover):
+    """Sideways on a speed schedule: flat out for `fast` turns (8-30), a crawl of 2 for `slow` turns (6-20), over
+    and over, the way kept (only the walls reverse it). StopAndGo's kind of habit with other numbers, a crawl for
+    a stop and a linear gun: the held-out judge of a tank that trained against StopAndGo."""
+
+    name = "Pulse"
+    pool = "held_out"
+    CRAWL: ClassVar[float] = 2.0
+
+    def setup(self, rng: np.random.Generator) -> None:
+        self.fast, self.slow, self.count = int(rng.integers(8, 31)), int(rng.integers(6, 21)), 0
+
+    def steer(self, view: View, s: Scan) -> None:
+        self.count = (self.count + 1) % (self.fast + self.slow)
+        self.speed = R.MAX_FORWARD_SPEED if self.count < self.fast else self.CRAWL
+
+
 class Surfer(Dodger):
     """Farther out (350-500) and always at full speed: on our shot it reverses or drives on, at odds drawn
     per round, and it aims with guess-factor statistics that learn where we go."""
