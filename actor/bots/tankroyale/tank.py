@@ -261,7 +261,10 @@ class SaclstmTank(Bot):
         decisions after its step, whose batch has then left, so without the wait every label would be dropped and
         counted (`labels_late`) for a learner that did not ask for them."""
         targets = self.brain.take_targets()
-        return None if self.client.eval_mode or self.client.cfg.label_wait == 0 else targets
+        client = self.client
+        if isinstance(client, FixedActionClient) or client.eval_mode or client.cfg.label_wait == 0:
+            return None
+        return targets
 
     def _name(self, bot_id: int) -> str:
         """The opponent key: its name, or its numeric id while the name is unknown (the original Nim bot's rule)."""
