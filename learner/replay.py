@@ -557,8 +557,10 @@ class SequenceReplay:
                "c_prev_reward": table.prev_reward[live]}
         if table.state is not None:
             out["c_state"] = table.state[live]
-        if self.s_target is not None:
-            out["target"] = self.s_target[rows]
+        if self.s_target is not None:  # NaN is "no label", but a checkpoint file holds finite floats only
+            target = self.s_target[rows]
+            labelled = np.isfinite(target)
+            out["target"], out["target_set"] = np.where(labelled, target, 0.0).astype(target.dtype), labelled.astype(np.uint8)
         return out
 
     def load(self, arrays: dict[str, np.ndarray]) -> int:
@@ -577,6 +579,8 @@ class SequenceReplay:
         if self.s_target is not None:  # a file without targets (or of another width): its steps have none
             fits = "target" in arrays and arrays["target"].shape == arrays["action"].shape
             self.s_target[:k] = arrays["target"][drop:] if fits else np.nan
+            if fits and "target_set" in arrays and arrays["target_set"].shape == arrays["target"].shape:
+                self.s_target[:k][arrays["target_set"][drop:] == 0] = np.nan  # the steps no label reached
         self._head = k
         keep = np.flatnonzero(_oldest(arrays["c_steps"]) >= drop)[-self.slots:]
         count = len(keep)

@@ -49,7 +49,7 @@ class BattleConfig:
 
     tanks: int = _f(2, "our tanks, each in an arena of its own (a server and its opponents)")
     opponents: tuple[str, ...] = _f(("SittingDuck", "SpinBot", "Walls", "RamFire", "Tracker", "TrackFire", "Oscillator",
-                                     "Dodger", "Orbiter"), "opponents, played in turn, one game each (the opponents' "
+                                     "Dodger", "Orbiter", "StopAndGo"), "opponents, played in turn, one game each (the opponents' "
                                     "training pool by default)")
     rounds: int = _f(200, "rounds to play in all, across arenas (0: no round limit); a resumed run counts on")
     minutes: float = _f(0.0, "stop after this many minutes of training, counted across resumes of the run "

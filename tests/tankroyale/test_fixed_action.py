@@ -219,7 +219,7 @@ def test_the_bench_reads_back_only_evaluations_with_the_constant_action(tmp_path
 
 
 def test_the_bench_puts_the_constant_action_beside_each_win_rate_and_sums_up_the_adaptive() -> None:
-    from tests.bench.bench_tank_learning import adaptive_figures, opponent_figures
+    from tests.bench.bench_tank_learning import adaptive_figures, held_out_min, opponent_figures
 
     results = {"Surfer": {"saclstm-tank": side(20, 18), "constant-action": side(20, 10), "HeadOnBot": side(20, 4)},
                "SpinBot": {"saclstm-tank": side(20, 19), "constant-action": side(20, 18), "HeadOnBot": side(20, 1)},
@@ -233,6 +233,8 @@ def test_the_bench_puts_the_constant_action_beside_each_win_rate_and_sums_up_the
     assert none == {"learned_minus_fixed_min": None, "held_out_adaptive_min_win_rate": None}
     figures = adaptive_figures(out, opponents, ["Surfer", "Dodger", "NotPlayed"], trained={"SpinBot", "Surfer"})
     assert figures == {"learned_minus_fixed_min": 0.4, "held_out_adaptive_min_win_rate": 0.6}  # Surfer was trained on
+    assert held_out_min(out, opponents, {"SpinBot", "Surfer"}) == 0.6  # the run's pool, not the bench's list
+    assert held_out_min(out, opponents, set(opponents)) is None
 
 
 def test_tank_eval_sample_plays_the_policy_s_distribution_the_same_for_a_seed(tmp_path: Path) -> None:

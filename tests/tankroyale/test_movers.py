@@ -139,8 +139,8 @@ def test_a_new_opponent_joins_the_registry_by_being_defined() -> None:
 
 def test_the_pools() -> None:
     assert pool("training") == ("SittingDuck", "SpinBot", "Walls", "RamFire", "Tracker", "TrackFire", "Oscillator",
-                                "Dodger", "Orbiter")
-    assert {"StopAndGo", "Pulse", "Surfer", "Reverser", "Crazy", "Corners"} <= set(pool("held_out"))
+                                "Dodger", "Orbiter", "StopAndGo")
+    assert {"Pulse", "Surfer", "Reverser", "Crazy", "Corners"} <= set(pool("held_out"))
     assert set(pool("baseline")) == {"HeadOnBot", "RandomBot"}
     with pytest.raises(ValueError, match="pool 'x'"):
         pool("x")

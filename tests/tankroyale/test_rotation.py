@@ -110,8 +110,9 @@ def test_a_resumed_trainer_starts_its_arenas_on_their_next_game_seed_and_opponen
 
     assert servers == [5 + 5, 5 + 1000 + 3]  # the seeds of arena 0's game 5 and arena 1's game 3
     assert [a["first_game"] for a in arenas] == [5, 3]
-    nine = list(BattleConfig().opponents)
-    assert [a["opponents"][rotation(a["start"], a["first_game"], 9)] for a in arenas] == [nine[5], nine[7]]
+    pool = list(BattleConfig().opponents)
+    n = len(pool)  # arena 1 starts half the list on: n // 2, and its game 3 is three on from there
+    assert [a["opponents"][rotation(a["start"], a["first_game"], n)] for a in arenas] == [pool[5], pool[(n // 2 + 3) % n]]
     tank_seeds = [started[f"tank{i}"][started[f"tank{i}"].index("--seed") + 1] for i in range(2)]
     assert tank_seeds == ["1005", "2003"]  # not the first piece's 1000 and 2000: the sampling goes on too
 

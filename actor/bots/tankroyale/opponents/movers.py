@@ -8,7 +8,7 @@ aims with a gun from guns.py. What sets them apart is when they change direction
     Dodger      when our energy drops by a shot's cost: reverses, stops or changes speed at random
                 (circular aim)                                                                   training
     Orbiter     random reversals in its orbit (linear aim)                                       training
-    StopAndGo   a fixed period: drives N turns, stops M turns, drives on (circular aim)          held out
+    StopAndGo   a fixed period: drives N turns, stops M turns, drives on (circular aim)          training
     Surfer      on our shot: reverses or drives on at random, farther away (guess-factor gun)   held out
     Reverser    random reversals close in (circular aim)                                         held out
     Profiler    random reversals in a wider orbit (guess-factor gun: the Surfer's, with the
@@ -210,6 +210,7 @@ class StopAndGo(Mover):
     the same way; only the walls reverse it. A period again, of another kind. Circular aim."""
 
     name = "StopAndGo"
+    pool = "training"  # the pool's one habit since 2026-12-07: Pulse, held out, judges what it teaches
     gun = "circular"
 
     def setup(self, rng: np.random.Generator) -> None:
