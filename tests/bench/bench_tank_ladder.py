@@ -9,6 +9,8 @@ Rungs, from easy to the real game (each an opponent set and whether our tank may
     nine    the six and the three movers (tank-train's pool)
     ten     the nine and Fire, which stands and sweeps its gun (no training opponent of the nine stands and fires)
     gf      the movers and the Profiler, whose guess-factor gun learns where we go (as the Surfer's does)
+    habit   StopAndGo and the Oscillator: the two with a period
+    habit-gf  the same and the Profiler: a guess-factor gunner to learn the gun's answer to (its power)
 Training uses the learner's own parts (tests/bench/inprocess.py: SequenceReplay, SAC.update, UTD 1);
 evaluation plays the deterministic policy for `--episodes` fixed-seed rounds against each opponent
 of the rung (and of `--held-out`, at the end) and reports the win rate, the share of rounds in which our bullets or rams destroyed
@@ -56,6 +58,7 @@ RUNGS: dict[str, tuple[tuple[str, ...], bool]] = {
     "gf": (MOVERS + ("Profiler",), True),
     "nine-gf": (SIX + MOVERS + ("Profiler",), True),  # the nine and a guess-factor gunner (the surf form)
     "habit": (("StopAndGo", "Oscillator"), True),  # the two with a period: what memory could predict
+    "habit-gf": (("StopAndGo", "Oscillator", "Profiler"), True),  # and a guess-factor gunner: its gun's answer learned
 }
 
 

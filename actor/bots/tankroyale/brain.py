@@ -33,6 +33,7 @@ import numpy as np
 from actor.bots.tankroyale import rules as R
 from actor.bots.tankroyale.hindsight import ShotWaves
 from actor.bots.tankroyale.surf import VISIT_WEIGHT, Surf, choose
+from actor.bots.tankroyale.walls import smoothed
 
 # The bot API's dispatch order of one turn's events: critical ones first (a won round, our death, a
 # skipped turn), then by DefaultEventPriority (robocode_tank_royale.bot_api.default_event_priority).
@@ -164,6 +165,12 @@ class TankControls:
                                                          "the turn the enemy's energy is seen to drop by a shot's cost "
                                                          "(0.1-3, with no hit to explain it): the policy can answer a "
                                                          "shot at once; what to do about it is still learned"})
+    wall_stick: float = field(default=0.0, metadata={"help": "wall smoothing (move = bearing or orbit): each turn "
+                                                             "the way the body moves is bent toward the enemy's "
+                                                             "side until the point this many pixels ahead is inside "
+                                                             "the arena, so the orbit slides along a wall instead of "
+                                                             "stopping against it (the surf form predicts the same "
+                                                             "bend); 0: no smoothing (walls.py)"})
     fixed: str = field(default="", metadata={"help": "parts of every action the controls hold at a value, the policy's "
                                                      "own ignored: \"speed=-4;turn=0\" learns the aim and power alone "
                                                      "(parts: speed, turn, aim, power; empty: none)"})
@@ -183,6 +190,7 @@ class TankControls:
         check(self.speed in ("ahead", "flip", "keep", "mix", "surf", "target", "time"), "speed", self.speed,
               "must be ahead, flip, keep, mix, surf, target or time")
         check(1 <= self.repeat <= 30, "repeat", self.repeat, "must be 1..30 turns")
+        check(0.0 <= self.wall_stick <= 400.0, "wall_stick", self.wall_stick, "must be 0..400 pixels")
         check(self.observe in ("basic", "duel", "surf", "trace"), "observe", self.observe,
               "must be basic, duel, surf or trace")
 
@@ -552,7 +560,7 @@ class TankBrain:
             return [-1.0, -1.0, -1.0]
         dangers = self.surf.dangers(wave, turn, (s.x, s.y, s.direction, s.speed), self.offset,
                                     self._enemy_at(turn - self.enemy.turn), (self.width, self.height),
-                                    self.controls.move == "orbit")
+                                    self.controls.move == "orbit", self.controls.wall_stick)
         top = 1.0 + VISIT_WEIGHT
         return [1.0, *(2.0 * min(d, top) / top - 1.0 for d in dangers)]
 
@@ -611,6 +619,7 @@ class TankBrain:
         if c.move in ("bearing", "orbit") and target is not None:
             offset = self.offset = turn * (90.0 / MAX_TURN)
             heading = target + 90.0 + (-offset if c.move == "orbit" and speed < 0 else offset)
+            heading = smoothed(s.x, s.y, heading, speed, target, (self.width, self.height), c.wall_stick)  # type: ignore[attr-defined]
             turn = R.limit_turn_rate(_angle(heading - s.direction), s.speed)  # type: ignore[attr-defined]
         radar = MAX_RADAR_TURN
         if c.radar == "lock" and target is not None:
@@ -628,7 +637,8 @@ class TankBrain:
             return self.going * (1.0 if action >= 0 else -1.0)
         age = self.turn - self.enemy.turn
         return choose(self.surf, wave, self.turn, (s.x, s.y, s.direction, s.speed), turn * (90.0 / MAX_TURN),
-                      self._enemy_at(age), (self.width, self.height), action / MAX_SPEED, self.controls.move == "orbit")
+                      self._enemy_at(age), (self.width, self.height), action / MAX_SPEED, self.controls.move == "orbit",
+                      self.controls.wall_stick)
 
     def _aim_goal(self, s, target: float | None, aim: float, power: float) -> float | None:  # noqa: ANN001
         """The gun's goal direction for the aim action, or None while no enemy is tracked."""

@@ -23,6 +23,7 @@ import numpy as np
 from actor.bots.tankroyale import rules as R
 from actor.bots.tankroyale.guess_factors import BINS, escape_angle, of_direction
 from actor.bots.tankroyale.guess_factors import to_bin as gf_bin
+from actor.bots.tankroyale.walls import smoothed
 
 _KERNEL = 1.0 / (1.0 + (np.arange(BINS)[:, None] - np.arange(BINS)[None, :]) ** 2.0)  # one count, smoothed
 VISIT_WEIGHT = 0.25  # a wave that passed us, against a bullet that hit us (0-0.5 measured alike; 2 worse: docs/tank-experiments.md)
@@ -122,11 +123,12 @@ class Surf:
         return (self.hits[b] / hits if hits else 0.0) + VISIT_WEIGHT * (self.visits[b] / visits if visits else 0.0)
 
     def dangers(self, wave: Wave, turn: int, me: tuple[float, float, float, float], offset: float,
-                enemy: tuple[float, float], arena: tuple[float, float], orbit: bool = True) -> tuple[float, float]:
+                enemy: tuple[float, float], arena: tuple[float, float], orbit: bool = True,
+                stick: float = 0.0) -> tuple[float, float]:
         """(going on, turning back): the danger of where each way takes us when `wave` meets us (play_forward's
         arguments), "turning back" against the way we went when it was fired."""
-        return (self.danger(wave.gf(*play_forward(wave, turn, me, wave.going, offset, enemy, arena, orbit))),
-                self.danger(wave.gf(*play_forward(wave, turn, me, -wave.going, offset, enemy, arena, orbit))))
+        return (self.danger(wave.gf(*play_forward(wave, turn, me, wave.going, offset, enemy, arena, orbit, stick))),
+                self.danger(wave.gf(*play_forward(wave, turn, me, -wave.going, offset, enemy, arena, orbit, stick))))
 
     def nearest(self, turn: int, x: float, y: float) -> Wave | None:
         """The wave that meets us first (one still at least a turn away)."""
@@ -139,10 +141,12 @@ class Surf:
 
 
 def play_forward(wave: Wave, turn: int, me: tuple[float, float, float, float], way: float, offset: float,
-                 enemy: tuple[float, float], arena: tuple[float, float], orbit: bool = True) -> tuple[float, float]:
+                 enemy: tuple[float, float], arena: tuple[float, float], orbit: bool = True,
+                 stick: float = 0.0) -> tuple[float, float]:
     """Where we are when `wave` meets us if we drive `way` (+1 ahead, -1 in reverse) at full speed from
     `me` = (x, y, direction, speed), holding the heading `offset` (degrees) from broadside to the enemy at
-    `enemy` as the controls do (`orbit`: the offset taken along the way we drive), stopped by the walls."""
+    `enemy` as the controls do (`orbit`: the offset taken along the way we drive; `stick`: bent along the walls
+    as walls.smoothed bends it), stopped by the walls."""
     x, y, direction, speed = me
     ex, ey = enemy
     low, high_x, high_y = R.BOT_BOUNDING_CIRCLE_RADIUS, arena[0] - R.BOT_BOUNDING_CIRCLE_RADIUS, arena[1] - R.BOT_BOUNDING_CIRCLE_RADIUS
@@ -154,7 +158,8 @@ def play_forward(wave: Wave, turn: int, me: tuple[float, float, float, float], w
         x, y = x + math.cos(rad) * speed, y + math.sin(rad) * speed
         if not (low <= x <= high_x and low <= y <= high_y):
             x, y, speed = R.clamp(x, low, high_x), R.clamp(y, low, high_y), 0.0
-        heading = R.direction_to(x, y, ex, ey) + 90.0 + turn_offset
+        toward = R.direction_to(x, y, ex, ey)
+        heading = smoothed(x, y, toward + 90.0 + turn_offset, way, toward, arena, stick)
         direction += R.limit_turn_rate(R.normalize_relative_degrees(heading - direction), speed)
         if wave.radius(t) >= math.hypot(x - wave.x, y - wave.y):
             break
@@ -162,11 +167,12 @@ def play_forward(wave: Wave, turn: int, me: tuple[float, float, float, float], w
 
 
 def choose(surf: Surf, wave: Wave, turn: int, me: tuple[float, float, float, float], offset: float,
-           enemy: tuple[float, float], arena: tuple[float, float], bias: float, orbit: bool = True) -> float:
+           enemy: tuple[float, float], arena: tuple[float, float], bias: float, orbit: bool = True,
+           stick: float = 0.0) -> float:
     """The way to drive (+1 / -1) against `wave`: turn back (against the way we went when it was fired) when
     that way's guess factor is the less dangerous, by a margin: `bias` in [-1, 1] is how much more dangerous
     going on must be, as a share of both dangers, before we turn back (-1: always turn back, as a reflex to a
     shot; 0: the safer way; +1: never). With nothing counted yet the two ways tie, and the bias decides."""
-    d_on, d_back = surf.dangers(wave, turn, me, offset, enemy, arena, orbit)
+    d_on, d_back = surf.dangers(wave, turn, me, offset, enemy, arena, orbit, stick)
     margin = d_on - d_back - bias * (d_on + d_back)
     return -wave.going if margin > 0.0 or (margin == 0.0 and bias < 0.0) else wave.going
