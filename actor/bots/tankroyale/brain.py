@@ -33,7 +33,7 @@ import numpy as np
 from actor.bots.tankroyale import rules as R
 from actor.bots.tankroyale.hindsight import ShotWaves
 from actor.bots.tankroyale.surf import VISIT_WEIGHT, Surf, choose
-from actor.bots.tankroyale.walls import smoothed
+from actor.bots.tankroyale.walls import orbit_heading
 
 # The bot API's dispatch order of one turn's events: critical ones first (a won round, our death, a
 # skipped turn), then by DefaultEventPriority (robocode_tank_royale.bot_api.default_event_priority).
@@ -618,8 +618,8 @@ class TankBrain:
             gun = R.limit_gun_turn_rate(aim)
         if c.move in ("bearing", "orbit") and target is not None:
             offset = self.offset = turn * (90.0 / MAX_TURN)
-            heading = target + 90.0 + (-offset if c.move == "orbit" and speed < 0 else offset)
-            heading = smoothed(s.x, s.y, heading, speed, target, (self.width, self.height), c.wall_stick)  # type: ignore[attr-defined]
+            heading = orbit_heading(s.x, s.y, target, offset, speed, c.move == "orbit",  # type: ignore[attr-defined]
+                                    (self.width, self.height), c.wall_stick)
             turn = R.limit_turn_rate(_angle(heading - s.direction), s.speed)  # type: ignore[attr-defined]
         radar = MAX_RADAR_TURN
         if c.radar == "lock" and target is not None:

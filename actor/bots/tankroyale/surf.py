@@ -23,7 +23,7 @@ import numpy as np
 from actor.bots.tankroyale import rules as R
 from actor.bots.tankroyale.guess_factors import BINS, escape_angle, of_direction
 from actor.bots.tankroyale.guess_factors import to_bin as gf_bin
-from actor.bots.tankroyale.walls import smoothed
+from actor.bots.tankroyale.walls import orbit_heading
 
 _KERNEL = 1.0 / (1.0 + (np.arange(BINS)[:, None] - np.arange(BINS)[None, :]) ** 2.0)  # one count, smoothed
 VISIT_WEIGHT = 0.25  # a wave that passed us, against a bullet that hit us (0-0.5 measured alike; 2 worse: docs/tank-experiments.md)
@@ -146,20 +146,18 @@ def play_forward(wave: Wave, turn: int, me: tuple[float, float, float, float], w
     """Where we are when `wave` meets us if we drive `way` (+1 ahead, -1 in reverse) at full speed from
     `me` = (x, y, direction, speed), holding the heading `offset` (degrees) from broadside to the enemy at
     `enemy` as the controls do (`orbit`: the offset taken along the way we drive; `stick`: bent along the walls
-    as walls.smoothed bends it), stopped by the walls."""
+    as walls.orbit_heading bends it), stopped by the walls."""
     x, y, direction, speed = me
     ex, ey = enemy
     low, high_x, high_y = R.BOT_BOUNDING_CIRCLE_RADIUS, arena[0] - R.BOT_BOUNDING_CIRCLE_RADIUS, arena[1] - R.BOT_BOUNDING_CIRCLE_RADIUS
     target = R.MAX_FORWARD_SPEED * way
-    turn_offset = -offset if orbit and way < 0 else offset
     for t in range(turn + 1, turn + HORIZON + 1):
         speed = R.calc_new_bot_speed(speed, target)
         rad = math.radians(direction)
         x, y = x + math.cos(rad) * speed, y + math.sin(rad) * speed
         if not (low <= x <= high_x and low <= y <= high_y):
             x, y, speed = R.clamp(x, low, high_x), R.clamp(y, low, high_y), 0.0
-        toward = R.direction_to(x, y, ex, ey)
-        heading = smoothed(x, y, toward + 90.0 + turn_offset, way, toward, arena, stick)
+        heading = orbit_heading(x, y, R.direction_to(x, y, ex, ey), offset, way, orbit, arena, stick)
         direction += R.limit_turn_rate(R.normalize_relative_degrees(heading - direction), speed)
         if wave.radius(t) >= math.hypot(x - wave.x, y - wave.y):
             break

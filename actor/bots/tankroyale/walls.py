@@ -36,3 +36,12 @@ def smoothed(x: float, y: float, heading: float, way: float, toward: float, aren
         if low <= px <= high_x and low <= py <= high_y:
             return heading + bend
     return heading
+
+
+def orbit_heading(x: float, y: float, toward: float, offset: float, way: float, orbit: bool,
+                  arena: tuple[float, float], stick: float) -> float:
+    """The body heading the controls turn toward (move = bearing or orbit): square to the enemy at direction
+    `toward`, `offset` degrees off it (taken along the way we drive, `way`, when `orbit`), bent along the walls.
+    The controls and the surf form's play forward both call it, so what the surf form predicts is where we go."""
+    heading = toward + 90.0 + (-offset if orbit and way < 0 else offset)
+    return smoothed(x, y, heading, way, toward, arena, stick)
