@@ -42,6 +42,7 @@ _ORDER = {"WonRoundEvent": 0, "SkippedTurnEvent": 1, "DeathEvent": 2, "BotDeathE
 
 MAX_SPEED, MAX_TURN, MAX_RADAR_TURN = R.MAX_FORWARD_SPEED, R.MAX_TURN_RATE, R.MAX_RADAR_TURN_RATE
 MAX_POWER, MIN_POWER = R.MAX_FIREPOWER, R.MIN_FIREPOWER
+KILL_MARGIN = 0.1  # kill_shot's power above the least that destroys: 0.4 points of damage for a scan's staleness
 _angle = R.normalize_relative_degrees  # degrees into [-180, 180)
 # The gun action's range: with aim = bearing or lead, degrees either side (the lead a shot at power 1.5 needs for
 # a target crossing at 8); with aim = path, -MAX_AIM..+MAX_AIM spans the enemy's course from now to where a bullet meets it.
@@ -171,6 +172,10 @@ class TankControls:
                                                              "the arena, so the orbit slides along a wall instead of "
                                                              "stopping against it (the surf form predicts the same "
                                                              "bend); 0: no smoothing (walls.py)"})
+    kill_shot: bool = field(default=False, metadata={"help": "a shot is never stronger than it needs to be to destroy "
+                                                             "the enemy at the energy last scanned (plus 0.1): a "
+                                                             "low enemy meets the fastest bullet that finishes it "
+                                                             "and costs us the least; the policy's power otherwise"})
     fixed: str = field(default="", metadata={"help": "parts of every action the controls hold at a value, the policy's "
                                                      "own ignored: \"speed=-4;turn=0\" learns the aim and power alone "
                                                      "(parts: speed, turn, aim, power; empty: none)"})
@@ -594,6 +599,7 @@ class TankBrain:
             for i, value in self.fixed.items():
                 action[i] = value
         speed, turn, aim, power = self.commands(action)
+        power = self._finishing(power)
         s, c = self.me, self.controls
         if c.speed in ("ahead", "keep"):
             speed = min(MAX_SPEED, MAX_SPEED + 2.0 * speed) * (self.going if c.speed == "keep" else 1.0)
@@ -628,6 +634,14 @@ class TankBrain:
             radar = R.limit_radar_turn_rate(off + math.copysign(MAX_RADAR_TURN / 2, off))
         independent = c.aim != "rate" or c.radar == "lock"
         return Orders(speed, turn, gun, radar, power, independent)
+
+    def _finishing(self, power: float) -> float:
+        """kill_shot: the shot against an enemy with little energy left is the weakest that destroys it. A slow
+        heavy bullet at a low enemy gives it time to leave the line, or to die of its own shot or of inactivity
+        first, which wins the round but not by our bullet (docs/tank-experiments.md, "The finishing shot")."""
+        if not self.controls.kill_shot or power <= 0.0 or not self.enemy.alive:
+            return power
+        return min(power, max(MIN_POWER, R.kill_power(self.enemy.energy) + KILL_MARGIN))
 
     def _surf_way(self, s, target: float | None, action: float, turn: float) -> float:  # noqa: ANN001
         """speed = surf: the way to drive (+1 / -1). Against the shot in the air that meets us first, the way

@@ -74,7 +74,8 @@ class TankRoyaleEnv(gym.Env):
                  seed: int | None = None, rewards: TankRewards | str | None = None, aim: str | None = None,
                  radar: str | None = None, move: str | None = None, speed: str | None = None,
                  still: Any = False, repeat: int | None = None, react: Any = None, observe: str | None = None,
-                 fixed: str | dict[str, float] | None = None, wall_stick: Any = None) -> None:
+                 fixed: str | dict[str, float] | None = None, wall_stick: Any = None,
+                 kill_shot: Any = None) -> None:
         if int(max_turns) < 1:
             raise ValueError(f"max_turns must be at least 1, got {max_turns}")
         self.roster = parse_opponents(opponent)
@@ -83,7 +84,8 @@ class TankRoyaleEnv(gym.Env):
         if isinstance(rewards, str):  # "fired=-0.1;kill=5", as --env-kwargs can hand it over
             rewards = TankRewards(**{k: float(v) for k, v in (kv.split("=") for kv in rewards.split(";") if kv)})
         self.brain = TankBrain(rewards or TankRewards(), self.arena,
-                               controls(aim, radar, move, speed, repeat, react, observe, fixed, wall_stick))
+                               controls(aim, radar, move, speed, repeat, react, observe, fixed, wall_stick,
+                                        kill_shot))
         self.drive = str(still).lower() in ("false", "0", "no")  # --env-kwargs hands over text
         self.brain.my_id = ME
         self.policies = {name: make(name) for name in self.roster}
@@ -159,7 +161,8 @@ class TankRoyaleEnv(gym.Env):
 
 def controls(aim: str | None, radar: str | None, move: str | None, speed: str | None, repeat: Any,
              react: Any = None, observe: str | None = None,
-             fixed: str | dict[str, float] | None = None, wall_stick: Any = None) -> TankControls:
+             fixed: str | dict[str, float] | None = None, wall_stick: Any = None,
+             kill_shot: Any = None) -> TankControls:
     """TankControls with the given fields over its defaults (the networked tank's), so both play alike.
     `fixed` may be a mapping, {"aim": 0}, as well as TankControls' text, "aim=0;power=2"."""
     if isinstance(fixed, dict):
@@ -168,7 +171,8 @@ def controls(aim: str | None, radar: str | None, move: str | None, speed: str | 
                              "repeat": None if repeat is None else int(repeat),
                              "react": None if react is None else str(react).lower() in ("true", "1", "yes"),
                              "observe": observe, "fixed": fixed,
-                             "wall_stick": None if wall_stick is None else float(wall_stick)}
+                             "wall_stick": None if wall_stick is None else float(wall_stick),
+                             "kill_shot": None if kill_shot is None else str(kill_shot).lower() in ("true", "1", "yes")}
     return replace(TankControls(), **{k: v for k, v in given.items() if v is not None})
 
 

@@ -132,6 +132,12 @@ def calc_bullet_damage(firepower: float) -> float:
     return damage
 
 
+def kill_power(energy: float) -> float:
+    """The least firepower whose bullet takes `energy` away (calc_bullet_damage solved for the power), before
+    clamping: energy / 4 up to 4 points, (energy + 2) / 6 above."""
+    return energy / 4 if energy <= 4 else (energy + 2) / 6
+
+
 def calc_gun_heat(firepower: float) -> float:
     """rules/math.kt: 1 + firepower / 5."""
     return 1 + clamp_firepower(firepower) / 5
