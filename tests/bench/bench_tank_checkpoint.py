@@ -42,15 +42,17 @@ def seeds(rounds: int) -> list[int]:
 
 
 def play(env: TankRoyaleEnv, act: Any, rounds: int) -> dict[str, float]:
-    """`act(obs, first)` -> action in the tank's units, each decision of `rounds` rounds. Won, won by
-    destroying, hit rate, damage taken a round."""
+    """`act(obs, reward, first)` -> action in the tank's units, each decision of `rounds` rounds. Won, won by
+    destroying, hit rate, damage taken a round, the mean action (what the policy chose, before `fixed`)."""
     won = destroyed = shots = hits = 0
     taken = 0.0
+    actions: list[np.ndarray] = []
     for seed in seeds(rounds):
         obs, _ = env.reset(seed=seed)
         reward, first = 0.0, True
         while True:
-            obs, reward, terminated, truncated, info = env.step(act(obs, reward, first))
+            actions.append(np.asarray(act(obs, reward, first), np.float64))
+            obs, reward, terminated, truncated, info = env.step(actions[-1])
             first = False
             if terminated or truncated:
                 break
@@ -59,7 +61,7 @@ def play(env: TankRoyaleEnv, act: Any, rounds: int) -> dict[str, float]:
         shots, hits = shots + info["tally"]["shots"], hits + info["tally"]["hits"]
         taken += info["tally"]["taken"]
     return {"won": won / rounds, "destroyed": destroyed / rounds, "hit_rate": hits / shots if shots else 0.0,
-            "taken": taken / rounds}
+            "taken": taken / rounds, "mean_action": np.round(np.mean(actions, axis=0), 2).tolist()}
 
 
 def learned(policy: LocalPolicy) -> Any:
@@ -113,7 +115,8 @@ def main() -> None:
             sides["constant"] = play(TankRoyaleEnv(opponent=name, max_turns=MAX_TURNS, **kwargs),
                                      lambda obs, reward, first: const, args.rounds)
         print(f"{name:12s} " + "  ".join(f"{s} {f['destroyed']:.2f} (won {f['won']:.2f}, hit {f['hit_rate']:.2f}, "
-                                         f"taken {f['taken']:.1f})" for s, f in sides.items()), flush=True)
+                                         f"taken {f['taken']:.1f}, mean action {f['mean_action']})" for s, f in sides.items()),
+              flush=True)
         for s, f in sides.items():
             out[f"destroyed_{s}_{name.lower()}"] = round(f["destroyed"], 4)
             out[f"hit_{s}_{name.lower()}"] = round(f["hit_rate"], 4)
