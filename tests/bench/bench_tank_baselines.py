@@ -33,6 +33,11 @@ from actor.bots.tankroyale.opponents import act_on_turn, make, pool  # noqa: E40
 SEED = 10_000  # the evaluation seeds of the ladder (tests/bench/inprocess.py play())
 
 
+def round_seed(k: int) -> int:
+    """The engine's seed for round `k`: every side of every benchmark here plays the same rounds."""
+    return int(np.random.default_rng([SEED, k]).integers(2**31 - 1))
+
+
 def scripted(name: str, opponent: str, rounds: int, max_turns: int = 1500) -> dict[str, float]:
     """A scripted policy in our tank's place: won = it outlived the opponent, destroyed = the opponent died of
     its bullets or rams (the round's death followed a hit or collision by it that turn)."""
@@ -68,7 +73,7 @@ def constant(action: tuple[float, ...], opponent: str, rounds: int, env: dict[st
     a = np.array(action, np.float32)
     won = destroyed = shots = hits = 0
     for k in range(rounds):
-        e.reset(seed=int(np.random.default_rng([SEED, k]).integers(2**31 - 1)))
+        e.reset(seed=round_seed(k))
         while True:
             _, _, terminated, truncated, info = e.step(a)
             if terminated or truncated:
@@ -92,7 +97,7 @@ def dodging(opponent: str, rounds: int, env: dict[str, Any], odds: float = 1.0,
     taken = 0.0
     coin = np.random.default_rng(SEED)
     for k in range(rounds):
-        e.reset(seed=int(np.random.default_rng([SEED, k]).integers(2**31 - 1)))
+        e.reset(seed=round_seed(k))
         turn_back = False
         while True:
             _, _, terminated, truncated, info = e.step(np.array([-8.0 if turn_back else 8.0, *rest], np.float32))

@@ -27,18 +27,15 @@ import tomllib
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from bench_tank_baselines import round_seed  # noqa: E402  (its rounds: its constant-action figures are this one's)
+
 from actor.bots.tankroyale.env import TankRoyaleEnv  # noqa: E402
 from actor.policy import LocalPolicy  # noqa: E402
 from actor.store import policy_from_checkpoint  # noqa: E402
 from protocol.checkpoint import decode_checkpoint  # noqa: E402
 from protocol.scaling import to_policy  # noqa: E402
 
-SEED = 10_000  # bench_tank_baselines.py's seeds: its constant-action figures are this one's
 MAX_TURNS = 3000  # a real round has no turn limit; the inactivity rule ends the slow ones well before this
-
-
-def seeds(rounds: int) -> list[int]:
-    return [int(np.random.default_rng([SEED, k]).integers(2**31 - 1)) for k in range(rounds)]
 
 
 def play(env: TankRoyaleEnv, act: Any, rounds: int) -> dict[str, float]:
@@ -47,8 +44,8 @@ def play(env: TankRoyaleEnv, act: Any, rounds: int) -> dict[str, float]:
     won = destroyed = shots = hits = 0
     taken = 0.0
     actions: list[np.ndarray] = []
-    for seed in seeds(rounds):
-        obs, _ = env.reset(seed=seed)
+    for k in range(rounds):
+        obs, _ = env.reset(seed=round_seed(k))
         reward, first = 0.0, True
         while True:
             actions.append(np.asarray(act(obs, reward, first), np.float64))

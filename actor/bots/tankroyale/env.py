@@ -159,6 +159,11 @@ class TankRoyaleEnv(gym.Env):
                 "tally": self.brain.tally.to_dict(), "action_targets": self.brain.take_targets()}
 
 
+def _flag(value: Any) -> bool | None:
+    """A switch as --env-kwargs hands it over (text) or as Python gives it; None: not given."""
+    return None if value is None else str(value).lower() in ("true", "1", "yes")
+
+
 def controls(aim: str | None, radar: str | None, move: str | None, speed: str | None, repeat: Any,
              react: Any = None, observe: str | None = None,
              fixed: str | dict[str, float] | None = None, wall_stick: Any = None,
@@ -169,10 +174,10 @@ def controls(aim: str | None, radar: str | None, move: str | None, speed: str | 
         fixed = ";".join(f"{k}={v}" for k, v in fixed.items())
     given: dict[str, Any] = {"aim": aim, "radar": radar, "move": move, "speed": speed,
                              "repeat": None if repeat is None else int(repeat),
-                             "react": None if react is None else str(react).lower() in ("true", "1", "yes"),
+                             "react": _flag(react),
                              "observe": observe, "fixed": fixed,
                              "wall_stick": None if wall_stick is None else float(wall_stick),
-                             "kill_shot": None if kill_shot is None else str(kill_shot).lower() in ("true", "1", "yes")}
+                             "kill_shot": _flag(kill_shot)}
     return replace(TankControls(), **{k: v for k, v in given.items() if v is not None})
 
 
