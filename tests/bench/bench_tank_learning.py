@@ -9,13 +9,13 @@
 Training is tank-train with `--config` (deploy/tank.toml: ten opponents, StopAndGo among them, the gf form with a
 surfing body and the gun learned, taught by each shot's hindsight label) and `--minutes`; evaluation is tank-eval with the same `--config`, `--rounds` rounds against
 each opponent (SittingDuck, SpinBot, the four training movers Oscillator, Dodger, Orbiter, StopAndGo and the four
-held-out movers Pulse, Surfer, Reverser, Profiler; with --minutes 240 or more, every
+held-out movers Pulse, Surfer, Reverser, Profiler, Wanderer, Matcher; with --minutes 240 or more, every
 training opponent and every held-out one: the samples Crazy, Corners, VelociBot, MyFirstBot, Fire, the
-baselines HeadOnBot and RandomBot, and the held-out movers Pulse, Surfer, Reverser, Profiler), with the constant
+baselines HeadOnBot and RandomBot, and the held-out movers), with the constant
 action of our tank's form (tank-eval's "constant-action" side: one action every decision through the same
 controls, no network) and HeadOnBot in our tank's place in the same battles. Much of a win rate comes from
 the controls alone: the constant action is the figure learning has to beat. Opponents named in `--adaptive`
-(default: the eight movers, which dodge, keep a habit or aim where a predictable mover goes) are summed up
+(default: the ten movers, which dodge, keep a habit or aim where a predictable mover goes) are summed up
 apart: learned_minus_fixed_min is the least, over them, of our destroyed rate minus the constant action's,
 and held_out_adaptive_min_win_rate our least destroyed rate over those of them the run never trained
 against (not in its summary's opponents); both null when no adaptive opponent was evaluated. Targets
@@ -54,7 +54,7 @@ from deploy.tank.train import CLOCK_FILE, TrainingClock  # noqa: E402
 
 SIX = ("SittingDuck", "SpinBot", "Walls", "RamFire", "Tracker", "TrackFire")
 MOVERS = ("Oscillator", "Dodger", "Orbiter", "StopAndGo")  # in deploy/tank.toml's pool (StopAndGo since 2026-12-07)
-HELD_OUT_MOVERS = ("Pulse", "Surfer", "Reverser", "Profiler")
+HELD_OUT_MOVERS = ("Pulse", "Surfer", "Reverser", "Profiler", "Wanderer", "Matcher")  # Wanderer, Matcher: 2026-12-08
 HELD_OUT = ("Crazy", "Corners", "VelociBot", "MyFirstBot", "Fire", "HeadOnBot", "RandomBot", *HELD_OUT_MOVERS)
 ADAPTIVE = MOVERS + HELD_OUT_MOVERS  # they dodge, keep a habit, or aim where a predictable mover goes
 DEFAULT_CONFIG = "deploy/tank.toml"
@@ -185,7 +185,7 @@ def main() -> None:
                     "and held-out opponent)")
     ap.add_argument("--adaptive", default=",".join(ADAPTIVE), help="of the opponents evaluated, those that adapt to "
                     "our tank (comma-separated): learned_minus_fixed_min and held_out_adaptive_min_win_rate are over "
-                    "these (default: the eight movers)")
+                    "these (default: the ten movers)")
     ap.add_argument("--config", default=DEFAULT_CONFIG, help="tank-train's and tank-eval's TOML (the form)")
     ap.add_argument("--train-arg", action="append", default=[], metavar="ARG", help="extra tank-train argument")
     args = ap.parse_args()

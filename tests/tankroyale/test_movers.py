@@ -29,12 +29,13 @@ from actor.bots.tankroyale.opponents import (
     make,
     pool,
 )
-from actor.bots.tankroyale.opponents.guns import GuessFactorGun, Track, intercept, on_target
-from actor.bots.tankroyale.opponents.movers import Dodger, Mover, ShotWatch
+from actor.bots.tankroyale.opponents.guns import GuessFactorGun, PatternGun, Track, intercept, on_target
+from actor.bots.tankroyale.opponents.movers import Dodger, Mover, ShotWatch, Wanderer
 from tests.tankroyale.test_opponents import scan_at, view
 
 US, THEM = 1, 2
-MOVERS = ("Oscillator", "Dodger", "Orbiter", "StopAndGo", "Pulse", "Surfer", "Reverser", "Profiler")
+MOVERS = ("Oscillator", "Dodger", "Orbiter", "StopAndGo", "Pulse", "Surfer", "Reverser", "Profiler", "Wanderer",
+          "Matcher")
 
 
 def duel(us: Policy, them: Policy, turns: int, seed: int = 3, arena: tuple[int, int] = (800, 600),
@@ -226,6 +227,53 @@ def test_the_orbiter_reverses_at_random_and_holds_its_distance() -> None:
     assert len(gaps) >= 20 and len(set(gaps)) >= 10 and min(gaps) >= 6, gaps  # irregular: no period to learn
 
 
+def radial_share(history: list[Turn]) -> float:
+    """THEM's mean |cos| of the angle between its heading and the line from US to it, over the turns it moves:
+    0 for a bot that only ever moves sideways to us, about 0.64 for one whose heading is random."""
+    out = []
+    for t in history[30:]:
+        if US not in t.bot_states or THEM not in t.bot_states:
+            break
+        a, b = t.bot_states[US], t.bot_states[THEM]
+        if abs(b["speed"]) > 1.0:
+            bearing = math.degrees(math.atan2(b["y"] - a["y"], b["x"] - a["x"]))
+            out.append(abs(math.cos(math.radians(b["direction"] - bearing))))
+    return float(np.mean(out))
+
+
+def test_the_wanderer_drives_to_points_not_round_us_and_never_into_a_wall() -> None:
+    wanderer, orbiter, legs = [], [], []
+    for seed in range(3):
+        w = reset(make("Wanderer"), seed=seed)
+        history = duel(reset(make("SittingDuck")), w, 1000, seed=seed, centred=True)
+        wanderer.append(radial_share(history))
+        legs.append(w.legs)
+        assert not any(e.get("type") == "BotHitWallEvent" for t in history for e in t.events.get(THEM, []))
+        orbiter.append(radial_share(duel(reset(make("SittingDuck")), reset(make("Orbiter"), seed=seed), 1000,
+                                         seed=seed, centred=True)))
+    assert np.mean(wanderer) >= 0.3 and np.mean(wanderer) >= np.mean(orbiter) + 0.2, (wanderer, orbiter)
+    assert min(legs) >= 5, legs  # a new point every 40 turns or sooner: it arrives, or gives up on one
+
+
+def test_the_wanderer_leaves_for_a_new_point_on_our_shot() -> None:
+    shots = {40, 80, 120, 160}
+    w = reset(make("Wanderer"), seed=2)
+    assert isinstance(w, Wanderer)
+    w.p_leave, w.LEG = 1.0, 10_000  # always on a shot, never for want of arriving
+    points, drops, energy = [], [], []
+
+    def watch(turn: Turn) -> None:
+        points.append(w.point)
+        drops.append(any(e.get("type") == "BulletFiredEvent" for e in turn.events.get(US, [])))
+        energy.append(turn.bot_states[US]["energy"])
+
+    duel(reset(Shooter(shots)), w, 200, on_turn=watch, centred=True)
+    fired_at = [k for k, d in enumerate(drops) if d and abs(energy[k - 2] - energy[k] - 1.0) < 1e-6]
+    assert len(fired_at) >= 3
+    for k in fired_at:  # it sees the lower energy in the next turn's scan and picks then
+        assert points[k + 1] != points[k], f"the same point after the shot at turn index {k}"
+
+
 @pytest.mark.parametrize("name", MOVERS)
 def test_every_mover_beats_a_tank_standing_still_and_never_stalls(name: str) -> None:
     """Against SittingDuck each mover moves for most of the round (walls never pin it) and destroys it."""
@@ -241,12 +289,13 @@ class Gunner(Policy):
     """Stands still, radar locked, aiming with one gun and firing power 2 when it is on the target."""
 
     def __init__(self, kind: str) -> None:
-        self.kind, self.gf = kind, GuessFactorGun()
+        self.kind, self.gf, self.pattern = kind, GuessFactorGun(), PatternGun()
 
     def reset(self, rng: np.random.Generator) -> None:
         super().reset(rng)
         self.track = Track()
         self.gf.new_round()
+        self.pattern.new_round()
 
     def act(self, view: View) -> Intent:
         me, i = view.me, independent()
@@ -259,6 +308,9 @@ class Gunner(Policy):
         if self.kind == "gf":
             self.gf.see(me, s, self.track, 2.0, view.turn)
             goal = self.gf.aim(me, s, self.track, 2.0)
+        elif self.kind == "pattern":
+            self.pattern.see(s, self.track, view.turn)
+            goal = self.pattern.aim(me, s, self.track, 2.0, (view.arena_width, view.arena_height))
         elif self.kind == "head-on":
             goal = bearing
         else:
@@ -314,6 +366,15 @@ def test_guess_factor_statistics_learn_a_habit_that_head_on_aim_misses() -> None
     learned, head_on, linear = hit_rate(gf, Swinger(), 2), hit_rate(Gunner("head-on"), Swinger(), 2), \
         hit_rate(Gunner("linear"), Swinger(), 2)
     assert learned >= max(head_on, linear) + 0.15, (learned, head_on, linear)
+
+
+def test_pattern_matching_hits_a_habit_that_straight_line_aims_miss() -> None:
+    """Against a period (the Swinger's 14 turns, the Oscillator's drawn 10-24), the moves that followed the
+    round's most similar moment predict where it goes; head-on, linear and circular aim do not."""
+    for target in (Swinger(), make("Oscillator")):
+        pattern = hit_rate(Gunner("pattern"), target, rounds=3)
+        others = {k: hit_rate(Gunner(k), target, rounds=3) for k in ("head-on", "linear", "circular")}
+        assert pattern >= max(others.values()) + 0.15, (type(target).__name__, pattern, others)
 
 
 def test_the_movers_are_movers() -> None:

@@ -7,6 +7,9 @@ Robocode's history of targeting, from the simplest aim to the one that learns a 
     circular     the same, also keeping its turn rate: hits a bot that drives in arcs or circles
     guess factor at the part of its escape angle it has most often been found in when a wave of ours
                  reached it, kept per lateral speed and distance: learns a habit, whatever its cause
+    pattern      at where it went after the moment of this round most like the last few turns (its speed
+                 and turn rate, turn by turn), played on from where it is: learns a habit's timing, not
+                 only its spread, but only one the round has already shown
 
 A gun is told of the target each turn (`Track.see`) and asked for the direction to turn toward; the
 policy fires when the gun already points there (the engine fires along last turn's gun direction).
@@ -141,6 +144,63 @@ class GuessFactorGun:
         best = int(np.argmax(counts)) if counts.any() else GF_BINS // 2
         gf = best / (GF_BINS - 1) * 2.0 - 1.0
         return R.direction_to(me.x, me.y, s.x, s.y) + track.lateral * gf * escape_angle(power)
+
+
+@dataclass
+class PatternGun:
+    """Pattern matching: the target's speed and turn rate, one row a turn this round; to aim, the past moment
+    whose last `match` rows are nearest the last `match` (speeds over 8, turn rates over 10, squared), and the
+    target's own moves after it replayed from where it is now until a bullet could reach it. A bot that
+    repeats itself is hit where it will be; one that never does gets a guess. Circular aim until the round has
+    `warmup` turns to match against."""
+
+    match: int = 16  # turns compared: 8 leaves a long straight stretch matching anywhere in it
+    warmup: int = 48
+    rows: np.ndarray = field(default_factory=lambda: np.zeros((256, 2)))
+    n: int = 0
+    last_turn: int = -1
+
+    def new_round(self) -> None:
+        self.n, self.last_turn = 0, -1
+
+    def see(self, s: Scan, track: Track, turn: int) -> None:
+        """Record this turn's move; a turn the radar missed repeats the last row, so rows stay one a turn."""
+        gap = min(max(1, turn - self.last_turn), 10) if self.last_turn >= 0 else 1
+        self.last_turn = turn
+        for _ in range(gap):
+            if self.n == len(self.rows):
+                self.rows = np.concatenate([self.rows, np.zeros_like(self.rows)])
+            self.rows[self.n] = (s.speed, track.turn_rate)
+            self.n += 1
+
+    def best_match(self) -> int | None:
+        """The row index that ends the past stretch most like the latest one (None: too little history).
+        A candidate leaves at least `match` turns of what came after it to replay."""
+        n, k = self.n, self.match
+        if n < self.warmup:
+            return None
+        scaled = self.rows[:n] / (R.MAX_FORWARD_SPEED, R.MAX_TURN_RATE)
+        windows = np.lib.stride_tricks.sliding_window_view(scaled, k, axis=0)  # (n - k + 1, 2, k)
+        candidates = windows[:n - 2 * k + 1]
+        cost = ((candidates - windows[-1]) ** 2).sum(axis=(1, 2))
+        latest = len(cost) - 1 - int(np.argmin(cost[::-1]))  # of equals, the latest: the habit as it is now
+        return latest + k - 1
+
+    def aim(self, me: Me, s: Scan, track: Track, power: float, arena: tuple[float, float]) -> float:
+        """The direction to where the target's matched past, played on from now, meets a bullet of `power`."""
+        end = self.best_match()
+        if end is None:
+            return intercept(me, s, power, track.turn_rate, arena)
+        speed, r = R.calc_bullet_speed(power), R.BOT_BOUNDING_CIRCLE_RADIUS
+        x, y, heading = s.x, s.y, s.direction
+        for flight in range(MAX_FLIGHT):  # as intercept: it moves along its heading, then turns
+            v, rate = self.rows[min(end + 1 + flight, self.n - 1)]
+            x = R.clamp(x + math.cos(math.radians(heading)) * v, r, arena[0] - r)
+            y = R.clamp(y + math.sin(math.radians(heading)) * v, r, arena[1] - r)
+            heading += rate
+            if math.hypot(x - me.x, y - me.y) <= speed * flight:
+                break
+        return R.direction_to(me.x, me.y, x, y)
 
 
 def _segment(me: Me, s: Scan) -> tuple[int, int]:

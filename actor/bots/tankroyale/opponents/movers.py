@@ -13,6 +13,10 @@ aims with a gun from guns.py. What sets them apart is when they change direction
     Reverser    random reversals close in (circular aim)                                         held out
     Profiler    random reversals in a wider orbit (guess-factor gun: the Surfer's, with the
                 Orbiter's movement)                                                              held out
+    Wanderer    no orbit: drives in arcs to random points at its distance, braking into each, and
+                picks a new one on our shot at odds drawn per round (circular aim)               held out
+    Matcher     the Dodger's movement with a pattern-matching gun: it learns, within a round, where
+                a tank that repeats itself goes                                                  held out
 
 Every parameter (period, distance, odds) is drawn per round from the round's rng, so a tank that beats
 them has learned the kind, not one instance. Head-on aim misses all of them while they move; linear aim
@@ -29,8 +33,15 @@ import numpy as np
 
 from actor.bots.tankroyale import rules as R
 from actor.bots.tankroyale.engine import Intent
-from actor.bots.tankroyale.opponents.guns import GuessFactorGun, Track, intercept, on_target, power_for
-from actor.bots.tankroyale.opponents.policy import Policy, direction_to, distance_to, independent, lock_radar
+from actor.bots.tankroyale.opponents.guns import GuessFactorGun, PatternGun, Track, intercept, on_target, power_for
+from actor.bots.tankroyale.opponents.policy import (
+    Policy,
+    arrival_speed,
+    direction_to,
+    distance_to,
+    independent,
+    lock_radar,
+)
 from actor.bots.tankroyale.opponents.view import Me, Scan, View
 from actor.bots.tankroyale.rules import normalize_relative_degrees as normal
 
@@ -74,7 +85,8 @@ class ShotWatch:
 
 
 class Mover(Policy):
-    """Shared by the movers: radar lock, an orbit at `distance`, and a gun ("linear", "circular" or "gf").
+    """Shared by the movers: radar lock, an orbit at `distance`, and a gun ("linear", "circular", "gf" or
+    "pattern").
     A subclass says which way it goes (`sign`: +1 counter-clockwise around the target, -1 clockwise) and how
     fast, turn by turn (`steer`)."""
 
@@ -83,12 +95,14 @@ class Mover(Policy):
 
     def __init__(self) -> None:
         self.gf = GuessFactorGun()  # its counts outlive a round
+        self.pattern = PatternGun()  # its history does not
 
     def reset(self, rng: np.random.Generator) -> None:
         super().reset(rng)
         self.track, self.sign, self.speed = Track(), (1.0 if rng.random() < 0.5 else -1.0), R.MAX_FORWARD_SPEED
         self.distance = float(rng.uniform(*self.DISTANCE))
         self.gf.new_round()
+        self.pattern.new_round()
         self.setup(rng)
 
     def setup(self, rng: np.random.Generator) -> None:
@@ -126,6 +140,9 @@ class Mover(Policy):
         if self.gun == "gf":
             self.gf.see(me, s, self.track, max(power, 0.1), view.turn)
             goal = self.gf.aim(me, s, self.track, max(power, 0.1))
+        elif self.gun == "pattern":
+            self.pattern.see(s, self.track, view.turn)
+            goal = self.pattern.aim(me, s, self.track, max(power, 0.1), (view.arena_width, view.arena_height))
         else:
             rate = self.track.turn_rate if self.gun == "circular" else 0.0
             goal = intercept(me, s, max(power, 0.1), rate, (view.arena_width, view.arena_height))
@@ -278,3 +295,61 @@ class Profiler(Orbiter):
     gun = "gf"
     DISTANCE = (250.0, 400.0)
     ODDS = (15.0, 35.0)
+
+
+class Wanderer(Mover):
+    """No orbit and no broadside: it drives to a point, then another, each drawn from a dozen candidates
+    100-250 ahead of it as the one nearest its preferred distance to us (with some chance in the choice:
+    Robocode's random and minimum-risk movement). The body turns as it drives, so its path is a chain of
+    arcs, and it brakes into each point (a stop a linear aim overshoots). On our shot it leaves for a new
+    point at odds drawn per round (0.3-0.9). Circular aim."""
+
+    name = "Wanderer"
+    pool = "held_out"
+    gun = "circular"
+    DISTANCE = (200.0, 450.0)
+    MARGIN: ClassVar[float] = 60.0  # how close to a wall a point may be
+    LEG: ClassVar[int] = 60  # turns on one leg before it gives up on the point
+
+    def setup(self, rng: np.random.Generator) -> None:
+        self.watch, self.p_leave = ShotWatch(), float(rng.uniform(0.3, 0.9))
+        self.point: tuple[float, float] | None = None
+        self.leg_start, self.legs = 0, 0
+
+    def steer(self, view: View, s: Scan) -> None:
+        me = view.me
+        shot = self.watch.fired(view, s)
+        arrived = self.point is not None and distance_to(me, *self.point) < 25.0
+        stale = view.turn - self.leg_start > self.LEG
+        if self.point is None or arrived or stale or (shot and self.rng.random() < self.p_leave):
+            self.point = self._pick(view, s)
+            self.leg_start, self.legs = view.turn, self.legs + 1
+
+    def _pick(self, view: View, s: Scan) -> tuple[float, float]:
+        me, m = view.me, self.MARGIN
+        best, best_risk = (view.arena_width / 2, view.arena_height / 2), math.inf
+        for _ in range(12):
+            angle, reach = self.rng.uniform(0.0, 360.0), self.rng.uniform(100.0, 250.0)
+            x = me.x + math.cos(math.radians(angle)) * reach
+            y = me.y + math.sin(math.radians(angle)) * reach
+            if not (m < x < view.arena_width - m and m < y < view.arena_height - m):
+                continue
+            risk = abs(math.hypot(x - s.x, y - s.y) - self.distance) / self.distance + 0.5 * self.rng.random()
+            if risk < best_risk:
+                best, best_risk = (x, y), risk
+        return best
+
+    def orbit(self, view: View, bearing: float, dist: float) -> tuple[float, float]:
+        assert self.point is not None  # steer picked one
+        me = view.me
+        left = distance_to(me, *self.point)
+        return drive(me, direction_to(me, *self.point), arrival_speed(left))
+
+
+class Matcher(Dodger):
+    """The Dodger's movement (on our shot it reverses, stops or changes speed, at odds drawn per round) with a
+    pattern-matching gun: within each round it learns where a tank that repeats its moves will be."""
+
+    name = "Matcher"
+    pool = "held_out"
+    gun = "pattern"
