@@ -92,7 +92,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--checkpoint", required=True)
     ap.add_argument("--config", default="", help="the run's TOML: its [controls] are the form played")
-    ap.add_argument("--opponents", default="Walls,Surfer,Profiler,Pulse,Reverser")
+    ap.add_argument("--opponents", default="Walls,Surfer,Profiler,Pulse,Reverser,Wanderer,Matcher")
     ap.add_argument("--rounds", type=int, default=80)
     ap.add_argument("--action", default="-4,0,0,2", help="the constant action played beside it (empty: none)")
     ap.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="a form kwarg over the config's")

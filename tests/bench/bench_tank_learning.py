@@ -181,7 +181,7 @@ def main() -> None:
     ap.add_argument("--run-dir", default="", help="the run to train or resume (default: runs/bench-tank-<date-time>)")
     ap.add_argument("--rounds", type=int, default=100, help="evaluation rounds per opponent")
     ap.add_argument("--opponents", default="", help="evaluate against these (default: SittingDuck, SpinBot, the "
-                    "four training movers and the four held-out ones; with --minutes 240 or more every training "
+                    "four training movers and the six held-out ones; with --minutes 240 or more every training "
                     "and held-out opponent)")
     ap.add_argument("--adaptive", default=",".join(ADAPTIVE), help="of the opponents evaluated, those that adapt to "
                     "our tank (comma-separated): learned_minus_fixed_min and held_out_adaptive_min_win_rate are over "
