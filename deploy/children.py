@@ -16,29 +16,49 @@ import socket
 import subprocess
 import sys
 import time
+from collections import deque
 from pathlib import Path
 
 from protocol.lifeline import child_env
 
 
-def free_port() -> int:
-    """A TCP port free on loopback now (for a local run's endpoints)."""
-    with socket.socket() as s:
+# Ports this process handed out lately: each is free when picked but not yet bound (a child binds it seconds
+# later), and the kernel may hand a released port out again at once. A later pick avoids them (seen: a test's
+# Prometheus port picked after its learner's endpoints came back as the learner's ingest port).
+_RECENT: deque[int] = deque(maxlen=4096)
+
+
+def _pick(held: list[socket.socket]) -> int:
+    """Bind a new socket (kept in `held`, open) to a free loopback port no recent pick has handed out."""
+    for _ in range(64):
+        s = socket.socket()
+        held.append(s)
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port = s.getsockname()[1]
+        if port not in _RECENT:
+            _RECENT.append(port)
+            return port
+    raise RuntimeError("no free loopback port that was not handed out lately, in 64 tries")
+
+
+def free_port() -> int:
+    """A TCP port free on loopback now (for a local run's endpoints), and none handed out lately by this process."""
+    held: list[socket.socket] = []
+    try:
+        return _pick(held)
+    finally:
+        for s in held:
+            s.close()
 
 
 def loopback(*names: str) -> dict[str, str]:
-    """A free loopback endpoint for each name: {"ingest": "tcp://127.0.0.1:PORT", ...}, every port a different one.
-    The ports are held until all are picked: a port released at once may be handed out again by the next bind
-    (seen: a learner given one port for ingest and weights could not bind, about once in 20,000 picks)."""
+    """A free loopback endpoint for each name: {"ingest": "tcp://127.0.0.1:PORT", ...}, every port a different one
+    and none handed out lately. The ports are held until all are picked: a port released at once may be handed out
+    again by the next bind (seen: a learner given one port for ingest and weights could not bind, about once in
+    20,000 picks)."""
     held: list[socket.socket] = []
     try:
-        for _ in names:
-            s = socket.socket()
-            held.append(s)
-            s.bind(("127.0.0.1", 0))
-        return {name: f"tcp://127.0.0.1:{s.getsockname()[1]}" for name, s in zip(names, held)}
+        return {name: f"tcp://127.0.0.1:{_pick(held)}" for name in names}
     finally:
         for s in held:
             s.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import shutil
 import subprocess
 import sys
@@ -150,3 +151,38 @@ def test_a_runs_endpoints_are_distinct_ports_even_where_the_kernel_reuses_a_rele
     monkeypatch.setattr(children.socket, "socket", Reusing)
     ports = set(children.loopback("ingest", "weights", "metrics").values())
     assert len(ports) == 3, ports
+
+
+def test_a_port_picked_after_a_runs_endpoints_is_none_of_them(monkeypatch) -> None:  # noqa: ANN001
+    """The endpoints are released when picked and bound by a child seconds later; a port picked in between (a
+    Prometheus port, a second run's) must not be one of them, though the kernel would hand it out again (seen: a
+    learner's Prometheus port was its own ingest port, and it exited at start)."""
+    from deploy import children
+
+    bound: set[int] = set()
+
+    class Reusing:  # always the lowest port no open stand-in holds: the worst a kernel may do
+        def __init__(self) -> None:
+            self.port = 0
+
+        def bind(self, address: tuple[str, int]) -> None:
+            self.port = min(set(range(41000, 41010)) - bound)
+            bound.add(self.port)
+
+        def getsockname(self) -> tuple[str, int]:
+            return ("127.0.0.1", self.port)
+
+        def close(self) -> None:
+            bound.discard(self.port)
+
+        def __enter__(self) -> Reusing:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.close()
+
+    monkeypatch.setattr(children.socket, "socket", Reusing)
+    monkeypatch.setattr(children, "_RECENT", collections.deque(maxlen=4096), raising=False)
+    endpoints = {int(e.rsplit(":", 1)[1]) for e in children.loopback("ingest", "weights", "metrics").values()}
+    later = {children.free_port(), children.free_port()}
+    assert len(later) == 2 and not later & endpoints, (endpoints, later)
