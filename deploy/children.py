@@ -21,7 +21,6 @@ from pathlib import Path
 
 from protocol.lifeline import child_env
 
-
 # Ports this process handed out lately: each is free when picked but not yet bound (a child binds it seconds
 # later), and the kernel may hand a released port out again at once. A later pick avoids them (seen: a test's
 # Prometheus port picked after its learner's endpoints came back as the learner's ingest port).
