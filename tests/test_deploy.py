@@ -120,35 +120,39 @@ def test_compose_file_matches_what_compose_reads() -> None:
         assert set(service) <= known, (name, set(service) - known)
 
 
-def test_a_runs_endpoints_are_distinct_ports_even_where_the_kernel_reuses_a_released_one(monkeypatch) -> None:  # noqa: ANN001
-    """A bind to port 0 may be handed the port just released (a learner once got one port for ingest and
-    weights, and could not bind the second). Stand-in sockets that always take the lowest port no open one
-    holds (the worst a kernel may do) must still give every endpoint its own port."""
-    from deploy import children
+class Reusing:
+    """A stand-in socket that binds the lowest port no open stand-in holds: the worst a kernel may do."""
 
     bound: set[int] = set()
 
-    class Reusing:
-        def __init__(self) -> None:
-            self.port = 0
+    def __init__(self) -> None:
+        self.port = 0
 
-        def bind(self, address: tuple[str, int]) -> None:
-            self.port = min(set(range(40000, 40010)) - bound)
-            bound.add(self.port)
+    def bind(self, address: tuple[str, int]) -> None:
+        self.port = min(set(range(40000, 40010)) - Reusing.bound)
+        Reusing.bound.add(self.port)
 
-        def getsockname(self) -> tuple[str, int]:
-            return ("127.0.0.1", self.port)
+    def getsockname(self) -> tuple[str, int]:
+        return ("127.0.0.1", self.port)
 
-        def close(self) -> None:
-            bound.discard(self.port)
+    def close(self) -> None:
+        Reusing.bound.discard(self.port)
 
-        def __enter__(self) -> Reusing:
-            return self
+    def __enter__(self) -> Reusing:
+        return self
 
-        def __exit__(self, *exc: object) -> None:
-            self.close()
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def test_a_runs_endpoints_are_distinct_ports_even_where_the_kernel_reuses_a_released_one(monkeypatch) -> None:  # noqa: ANN001
+    """A bind to port 0 may be handed the port just released (a learner once got one port for ingest and
+    weights, and could not bind the second). Stand-in sockets that always take the lowest port no open one
+    holds must still give every endpoint its own port."""
+    from deploy import children
 
     monkeypatch.setattr(children.socket, "socket", Reusing)
+    monkeypatch.setattr(children, "_RECENT", collections.deque(maxlen=4096), raising=False)
     ports = set(children.loopback("ingest", "weights", "metrics").values())
     assert len(ports) == 3, ports
 
@@ -158,28 +162,6 @@ def test_a_port_picked_after_a_runs_endpoints_is_none_of_them(monkeypatch) -> No
     Prometheus port, a second run's) must not be one of them, though the kernel would hand it out again (seen: a
     learner's Prometheus port was its own ingest port, and it exited at start)."""
     from deploy import children
-
-    bound: set[int] = set()
-
-    class Reusing:  # always the lowest port no open stand-in holds: the worst a kernel may do
-        def __init__(self) -> None:
-            self.port = 0
-
-        def bind(self, address: tuple[str, int]) -> None:
-            self.port = min(set(range(41000, 41010)) - bound)
-            bound.add(self.port)
-
-        def getsockname(self) -> tuple[str, int]:
-            return ("127.0.0.1", self.port)
-
-        def close(self) -> None:
-            bound.discard(self.port)
-
-        def __enter__(self) -> Reusing:
-            return self
-
-        def __exit__(self, *exc: object) -> None:
-            self.close()
 
     monkeypatch.setattr(children.socket, "socket", Reusing)
     monkeypatch.setattr(children, "_RECENT", collections.deque(maxlen=4096), raising=False)
