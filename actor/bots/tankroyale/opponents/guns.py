@@ -18,6 +18,7 @@ policy fires when the gun already points there (the engine fires along last turn
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -73,13 +74,21 @@ def escape_angle(power: float) -> float:
 def intercept(me: Me, s: Scan, power: float, turn_rate: float, arena: tuple[float, float]) -> float:
     """The direction to fire so that a bullet of `power` meets a target keeping its speed and turn rate
     (turn_rate 0: linear targeting). The shot leaves next turn, so the target moves one turn more."""
+    return _meet(me, s, power, lambda flight: (s.speed, turn_rate), arena)
+
+
+def _meet(me: Me, s: Scan, power: float, move: Callable[[int], tuple[float, float]],
+          arena: tuple[float, float]) -> float:
+    """The direction to where the target, making `move(flight)` (speed, turn rate) each turn from where it is
+    now, meets a bullet of `power`."""
     speed = R.calc_bullet_speed(power)
     x, y, heading = s.x, s.y, s.direction
     r = R.BOT_BOUNDING_CIRCLE_RADIUS
     for flight in range(MAX_FLIGHT):  # the engine moves a bot along its heading, then turns it
-        x = R.clamp(x + math.cos(math.radians(heading)) * s.speed, r, arena[0] - r)
-        y = R.clamp(y + math.sin(math.radians(heading)) * s.speed, r, arena[1] - r)
-        heading += turn_rate
+        v, rate = move(flight)
+        x = R.clamp(x + math.cos(math.radians(heading)) * v, r, arena[0] - r)
+        y = R.clamp(y + math.sin(math.radians(heading)) * v, r, arena[1] - r)
+        heading += rate
         if math.hypot(x - me.x, y - me.y) <= speed * flight:
             break
     return R.direction_to(me.x, me.y, x, y)
@@ -191,16 +200,7 @@ class PatternGun:
         end = self.best_match()
         if end is None:
             return intercept(me, s, power, track.turn_rate, arena)
-        speed, r = R.calc_bullet_speed(power), R.BOT_BOUNDING_CIRCLE_RADIUS
-        x, y, heading = s.x, s.y, s.direction
-        for flight in range(MAX_FLIGHT):  # as intercept: it moves along its heading, then turns
-            v, rate = self.rows[min(end + 1 + flight, self.n - 1)]
-            x = R.clamp(x + math.cos(math.radians(heading)) * v, r, arena[0] - r)
-            y = R.clamp(y + math.sin(math.radians(heading)) * v, r, arena[1] - r)
-            heading += rate
-            if math.hypot(x - me.x, y - me.y) <= speed * flight:
-                break
-        return R.direction_to(me.x, me.y, x, y)
+        return _meet(me, s, power, lambda flight: tuple(self.rows[min(end + 1 + flight, self.n - 1)]), arena)
 
 
 def _segment(me: Me, s: Scan) -> tuple[int, int]:
